@@ -1,0 +1,374 @@
+/* Strategies, per 2 MiB piece of text (see README "How it works"):
+ *
+ *   file     the segment is a private file mapping placed congruent to its
+ *            file offset; with MADV_HUGEPAGE set before the first touch the
+ *            page cache reads the file in 2 MiB folios and faults map them
+ *            with PMDs.  Zero copy, shared by every process.  Pieces whose
+ *            cache holds small folios get MADV_COLLAPSE (kernels with
+ *            CONFIG_READ_ONLY_THP_FOR_FS) or are evicted and faulted again.
+ *   thp      anonymous memory with MADV_HUGEPAGE, filled with pread, made
+ *            read+execute and moved over the piece with mremap.  The old
+ *            mapping stays until the copy is complete and known to be on huge
+ *            pages, so a failure leaves the 4 KiB mapping untouched.
+ *   hugetlb  the same from the reserved pool (MAP_HUGETLB).
+ *
+ * PAGEMAP_SCAN (Linux 6.7) tells which pieces really ended up huge. */
+#include "huge.h"
+
+#include <errno.h>
+#include <linux/fadvise.h>
+
+#include "rt.h"
+#include "sys.h"
+
+#define MAX_PIECES 8192 /* 16 GiB of text per segment; more stays on 4 KiB */
+
+static int pagemap_fd = -2; /* -2: not opened yet, -1: unavailable */
+static int collapse_unsupported;
+static int thp_checked, thp_off;
+
+void huge_done(void)
+{
+	if (pagemap_fd >= 0)
+		sys_close(pagemap_fd);
+	pagemap_fd = -2;
+}
+
+static void note(struct huge_result *res, const char *why)
+{
+	for (unsigned i = 0; i < res->nnotes; i++)
+		if (res->notes[i] == why)
+			return;
+	if (res->nnotes < HUGE_MAX_NOTES)
+		res->notes[res->nnotes++] = why;
+}
+
+/* Marks in hs[] the 2 MiB pieces of [a, b) that are mapped by huge pages.
+ * Returns 0, or -1 when the kernel cannot tell (no PAGEMAP_SCAN). */
+static int scan_huge(uint64_t a, uint64_t b, uint8_t *hs)
+{
+	struct tx_page_region v[32];
+	struct tx_pm_scan_arg arg;
+
+	memset(hs, 0, (b - a) / TX_HUGE);
+	if (pagemap_fd == -2) {
+		pagemap_fd = (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+		if (pagemap_fd < 0)
+			pagemap_fd = -1;
+	}
+	if (pagemap_fd < 0)
+		return -1;
+	for (uint64_t at = a; at < b;) {
+		memset(&arg, 0, sizeof(arg));
+		arg.size = sizeof(arg);
+		arg.start = at;
+		arg.end = b;
+		arg.vec = (uint64_t)(uintptr_t)v;
+		arg.vec_len = sizeof(v) / sizeof(v[0]);
+		arg.category_mask = TX_PAGE_IS_HUGE;
+		arg.return_mask = TX_PAGE_IS_HUGE;
+		long n = sys_ioctl(pagemap_fd, TX_PAGEMAP_SCAN, &arg);
+		if (n < 0) {
+			sys_close(pagemap_fd);
+			pagemap_fd = -1;
+			return -1;
+		}
+		for (long i = 0; i < n; i++) {
+			for (uint64_t p = tx_up(v[i].start, TX_HUGE); p + TX_HUGE <= v[i].end; p += TX_HUGE)
+				if (p >= a && p < b)
+					hs[(p - a) / TX_HUGE] = 1;
+		}
+		if (arg.walk_end <= at)
+			break;
+		at = arg.walk_end;
+	}
+	return 0;
+}
+
+static int thp_disabled(void)
+{
+	if (!thp_checked) {
+		char b[128];
+		thp_checked = 1;
+		if (sys_prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1) {
+			thp_off = 1;
+			return 1;
+		}
+		int fd = (int)sys_openat(TX_AT_FDCWD, "/sys/kernel/mm/transparent_hugepage/enabled",
+					 O_RDONLY | O_CLOEXEC, 0);
+		if (fd < 0) {
+			thp_off = 1; /* no THP in this kernel */
+			return 1;
+		}
+		long n = sys_read(fd, b, sizeof(b) - 1);
+		sys_close(fd);
+		b[n > 0 ? n : 0] = '\0';
+		for (char *p = b; *p; p++)
+			if (tx_skip(p, "[never]"))
+				thp_off = 1;
+	}
+	return thp_off;
+}
+
+static long pread_full(int fd, uint8_t *dst, uint64_t n, uint64_t off)
+{
+	while (n) {
+		long got = sys_pread(fd, dst, n > (1UL << 30) ? (1UL << 30) : n, off);
+		if (got == -EINTR)
+			continue;
+		if (got < 0)
+			return got;
+		if (got == 0)
+			break; /* past the end of the file: the rest reads as zero */
+		dst += got;
+		off += (uint64_t)got;
+		n -= (uint64_t)got;
+	}
+	return 0;
+}
+
+/* Fills dst with what the program's normal mapping holds at [a, b): file
+ * bytes of every segment page in range (later segments win a shared page,
+ * as they do in the kernel's mapping), zero elsewhere.  dst is zeroed. */
+static long fill(const struct huge_req *r, uint8_t *dst, uint64_t a, uint64_t b)
+{
+	for (unsigned j = 0; j < r->nsegs; j++) {
+		const struct seg *s = &r->segs[j];
+		if (!s->filesz)
+			continue;
+		uint64_t lo = tx_down(s->vaddr, TX_PAGE), hi = tx_up(s->vaddr + s->filesz, TX_PAGE);
+		if (lo < a)
+			lo = a;
+		if (hi > b)
+			hi = b;
+		if (lo >= hi)
+			continue;
+		long e = pread_full(r->fd, dst + (lo - a), hi - lo, s->offset + (lo - s->vaddr));
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
+/* "[anon:tiexec:NAME]" in /proc/PID/maps; the kernel refuses some characters. */
+static void name_region(uint64_t a, uint64_t len, const char *name)
+{
+	char b[80];
+	size_t n = 0;
+
+	for (const char *p = "tiexec:"; *p; p++)
+		b[n++] = *p;
+	for (const char *p = name; *p && n < sizeof(b) - 1; p++) {
+		char c = *p;
+		b[n++] = (c < ' ' || c > '~' || c == '[' || c == ']' || c == '\\' || c == '$' || c == '`')
+				 ? '?'
+				 : c;
+	}
+	b[n] = '\0';
+	sys_prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, a, len, (unsigned long)b);
+}
+
+static void account(const struct huge_req *r, struct huge_result *res, uint64_t a, uint64_t b,
+		    uint64_t *bucket)
+{
+	*bucket += b - a;
+	for (unsigned j = 0; j < r->nsegs; j++) {
+		const struct seg *s = &r->segs[j];
+		if (!(s->flags & PF_X))
+			continue;
+		uint64_t lo = s->vaddr > a ? s->vaddr : a;
+		uint64_t hi = s->vaddr + s->memsz < b ? s->vaddr + s->memsz : b;
+		if (lo < hi)
+			res->text_huge += hi - lo;
+	}
+}
+
+/* Copies the pieces [a, b) whose state is 0 into anonymous huge pages and
+ * moves them into place; marks the ones that made it. */
+static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint64_t a, uint64_t b,
+			uint8_t *state, int hugetlb)
+{
+	static uint8_t hs[MAX_PIECES];
+	uint64_t len = b - a;
+	long t;
+
+	if (hugetlb) {
+		t = sys_mmap(0, len, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
+		if (t < 0) {
+			note(res, "hugetlb: not enough free pages in the reserved pool (vm.nr_hugepages)");
+			return;
+		}
+		memset(hs, 1, len / TX_HUGE);
+	} else {
+		if (thp_disabled()) {
+			note(res, "thp: transparent huge pages are disabled (transparent_hugepage/enabled or prctl)");
+			return;
+		}
+		long raw = sys_mmap(0, len + TX_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (raw < 0) {
+			note(res, "thp: cannot allocate memory for the copy");
+			return;
+		}
+		t = (long)tx_up((uint64_t)raw, TX_HUGE);
+		if (t > raw)
+			sys_munmap((uint64_t)raw, (uint64_t)(t - raw));
+		if ((uint64_t)raw + TX_HUGE > (uint64_t)t)
+			sys_munmap((uint64_t)t + len, (uint64_t)raw + TX_HUGE - (uint64_t)t);
+		if (sys_madvise((uint64_t)t, len, MADV_HUGEPAGE) < 0 ||
+		    sys_madvise((uint64_t)t, len, MADV_POPULATE_WRITE) < 0 ||
+		    scan_huge((uint64_t)t, (uint64_t)t + len, hs) < 0) {
+			note(res, "thp: cannot fault in or verify huge pages for the copy");
+			sys_munmap((uint64_t)t, len);
+			return;
+		}
+	}
+
+	int missed = 0;
+	for (uint64_t x = a; x < b;) {
+		uint64_t k = (x - a) / TX_HUGE;
+		if (state[k] || !hs[k]) {
+			missed |= !state[k];
+			x += TX_HUGE;
+			continue;
+		}
+		uint64_t y = x;
+		while (y < b && !state[(y - a) / TX_HUGE] && hs[(y - a) / TX_HUGE])
+			y += TX_HUGE;
+		uint8_t *src = (uint8_t *)(t + (long)(x - a));
+		if (fill(r, src, x, y) < 0 ||
+		    sys_mprotect((uint64_t)(uintptr_t)src, y - x, PROT_READ | PROT_EXEC) < 0) {
+			note(res, "copy: cannot read the program file");
+			break;
+		}
+		if (!hugetlb)
+			name_region((uint64_t)(uintptr_t)src, y - x, r->name);
+		long m = SC(__NR_mremap, src, y - x, y - x, MREMAP_MAYMOVE | MREMAP_FIXED, x, 0);
+		if (m < 0) {
+			note(res, hugetlb ? "hugetlb: cannot move the copy into place (mremap)"
+					  : "thp: cannot move the copy into place (mremap)");
+			break;
+		}
+		for (uint64_t p = x; p < y; p += TX_HUGE)
+			state[(p - a) / TX_HUGE] = 1;
+		account(r, res, x, y, hugetlb ? &res->hugetlb : &res->thp);
+		x = y;
+	}
+	if (missed && !hugetlb)
+		note(res, "thp: the kernel gave small pages for part of the copy (memory fragmented?)");
+	/* What was not moved is still in the temporary region. */
+	for (uint64_t x = a; x < b; x += TX_HUGE)
+		sys_munmap((uint64_t)t + (x - a), TX_HUGE);
+}
+
+/* The zero-copy attempt on segment s's 2 MiB-aligned pieces [a, b). */
+static void file_pieces(const struct huge_req *r, struct huge_result *res, const struct seg *s,
+			uint64_t a, uint64_t b, uint8_t *state)
+{
+	static uint8_t hs[MAX_PIECES];
+	uint64_t n = (b - a) / TX_HUGE;
+
+	if (r->o->lazy) {
+		res->lazy += b - a;
+		memset(state, 1, n);
+		return;
+	}
+	if (sys_madvise(a, b - a, MADV_POPULATE_READ) < 0 || scan_huge(a, b, hs) < 0) {
+		note(res, "file: cannot fault in or verify the text (needs Linux 6.7)");
+		return;
+	}
+	int small = 0;
+	for (uint64_t k = 0; k < n; k++)
+		small |= !hs[k];
+	if (small && !collapse_unsupported) {
+		/* In place, on kernels with CONFIG_READ_ONLY_THP_FOR_FS. */
+		for (uint64_t k = 0; k < n; k++) {
+			if (hs[k])
+				continue;
+			long e = sys_madvise(a + k * TX_HUGE, TX_HUGE, MADV_COLLAPSE);
+			if (e == -EINVAL) {
+				collapse_unsupported = 1;
+				break;
+			}
+		}
+		scan_huge(a, b, hs);
+	}
+	small = 0;
+	for (uint64_t k = 0; k < n; k++) {
+		if (hs[k])
+			continue;
+		/* The cache holds small folios here: drop our page table
+		 * entries, evict the pages nobody else maps, fault again. */
+		uint64_t p = a + k * TX_HUGE;
+		sys_madvise(p, TX_HUGE, MADV_DONTNEED);
+		sys_fadvise(r->fd, s->offset + (p - s->vaddr), TX_HUGE, POSIX_FADV_DONTNEED);
+		sys_madvise(p, TX_HUGE, MADV_POPULATE_READ);
+		small = 1;
+	}
+	if (small)
+		scan_huge(a, b, hs);
+	for (uint64_t k = 0; k < n; k++) {
+		if (!hs[k])
+			continue;
+		state[k] = 1;
+		account(r, res, a + k * TX_HUGE, a + (k + 1) * TX_HUGE, &res->file);
+	}
+	for (uint64_t k = 0; k < n; k++)
+		if (!hs[k])
+			note(res, "file: the page cache kept small pages for part of the text (in use elsewhere, or no large folios on this filesystem)");
+}
+
+void huge_apply(const struct huge_req *r, struct huge_result *res)
+{
+	static uint8_t state[MAX_PIECES];
+	enum strategy st = r->o->strategy;
+
+	for (unsigned i = 0; i < r->nsegs; i++) {
+		struct seg *s = &r->segs[i];
+		uint64_t a, b, oa, ob;
+
+		if (!(s->flags & PF_X))
+			continue;
+		if (s->flags & PF_W) {
+			note(res, "writable text is left on 4 KiB pages");
+			continue;
+		}
+		layout_inner(s, &a, &b);
+		if (r->o->round_out)
+			layout_outer(r->segs, r->nsegs, i, r->lim_lo, r->lim_hi, &oa, &ob);
+		else
+			oa = a, ob = b;
+		if (oa >= ob)
+			continue;
+		if (a >= b)
+			a = b = oa;
+		if ((ob - oa) / TX_HUGE > MAX_PIECES) {
+			note(res, "text beyond 16 GiB per segment is left on 4 KiB pages");
+			ob = oa + MAX_PIECES * TX_HUGE;
+			if (b > ob)
+				b = ob;
+			if (a > b)
+				a = b;
+		}
+		memset(state, 0, (ob - oa) / TX_HUGE);
+
+		if (st == ST_AUTO || st == ST_FILE) {
+			uint64_t own_file_hi = tx_up(s->vaddr + s->filesz, TX_PAGE);
+			if (own_file_hi > s->own_hi)
+				own_file_hi = s->own_hi;
+			if (s->own_lo < own_file_hi)
+				sys_madvise(s->own_lo, own_file_hi - s->own_lo, MADV_HUGEPAGE);
+			if (!layout_file_congruent(s))
+				note(res, "file: text is not placed congruent to its file offset modulo 2 MiB");
+			else if (a < b)
+				file_pieces(r, res, s, a, b, state + (a - oa) / TX_HUGE);
+		}
+		if (st == ST_AUTO || st == ST_THP || st == ST_HUGETLB) {
+			int any = 0;
+			for (uint64_t k = 0; k < (ob - oa) / TX_HUGE; k++)
+				any |= !state[k];
+			if (any)
+				copy_pieces(r, res, oa, ob, state, st == ST_HUGETLB);
+		}
+	}
+}

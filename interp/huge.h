@@ -1,0 +1,37 @@
+/* Putting a placed program's text on 2 MiB pages.
+ *
+ * Called after every segment is mapped normally, so that each step can fail
+ * and leave a correct 4 KiB mapping behind: nothing here makes a program
+ * run worse than a plain exec.  Never prints; what happened, and why not,
+ * comes back in struct huge_result for main.c to report. */
+#pragma once
+
+#include <stdint.h>
+
+#include "layout.h"
+#include "opts.h"
+
+#define HUGE_MAX_NOTES 6
+
+struct huge_result {
+	uint64_t file, thp, hugetlb; /* bytes on 2 MiB pages, by source */
+	uint64_t text_huge;          /* of those, bytes inside executable segments */
+	uint64_t lazy;               /* bytes advised but left to fault on first touch */
+	unsigned nnotes;
+	const char *notes[HUGE_MAX_NOTES]; /* why something fell back, static strings */
+};
+
+struct huge_req {
+	int fd;                 /* the program file */
+	const char *name;       /* for naming copied regions in /proc/PID/maps */
+	const struct opts *o;
+	struct seg *segs;
+	unsigned nsegs;
+	uint64_t lim_lo, lim_hi; /* the address range reserved for the program */
+};
+
+void huge_apply(const struct huge_req *r, struct huge_result *res);
+
+/* The last thing before the program starts: releases what huge_apply kept
+ * open (the pagemap descriptor). */
+void huge_done(void);

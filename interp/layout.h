@@ -1,0 +1,56 @@
+/* Layout arithmetic: where segments go and which 2 MiB pieces of them can be
+ * put on huge pages.
+ *
+ * Pure functions (no system calls), unit-tested on their own.  All addresses
+ * here are *placed* addresses, i.e. p_vaddr plus the load bias. */
+#pragma once
+
+#include <stdint.h>
+
+#include "elfcheck.h"
+
+static inline uint64_t tx_down(uint64_t x, uint64_t a) { return x & -a; }
+static inline uint64_t tx_up(uint64_t x, uint64_t a) { return (x + a - 1) & -a; }
+
+/* A PT_LOAD as placed in memory. */
+struct seg {
+	uint64_t vaddr, memsz, filesz, offset;
+	uint32_t flags;          /* PF_R | PF_W | PF_X */
+	uint64_t own_lo, own_hi; /* the pages this segment alone maps */
+};
+
+/* Fills segs[] from the program headers (PT_LOAD with p_memsz > 0, in file
+ * order, already validated by elf_check_phdrs) and computes each own range:
+ * the segment's page-rounded range minus a page it shares with a neighbour.
+ * Returns the number of segments (at most max). */
+unsigned layout_segs(const Elf64_Phdr *ph, unsigned phnum, uint64_t bias, struct seg *segs,
+		     unsigned max);
+
+/* The load bias for an ET_DYN program placed inside a free region that
+ * starts at `region` and is at least (hi - lo) + 2 MiB long: the smallest
+ * bias >= region - lo with anchor + bias congruent to `mod` modulo 2 MiB.
+ * For the zero-copy strategy the anchor is the text's p_vaddr and mod its
+ * p_offset (page cache folios are aligned in the file); to start the text on
+ * a 2 MiB boundary the anchor is its page and mod is 0. */
+uint64_t layout_dyn_bias(uint64_t region, uint64_t lo, uint64_t anchor, uint64_t mod);
+
+/* The index of the largest executable segment, or -1 if none. */
+int layout_main_text(const struct seg *s, unsigned n);
+
+/* [*a, *b): the 2 MiB-aligned pieces that lie wholly inside segment s's own
+ * range; empty (*a >= *b) when there is none. */
+void layout_inner(const struct seg *s, uint64_t *a, uint64_t *b);
+
+/* [*a, *b): segment i's own range rounded out to 2 MiB, except that a piece
+ * holding bytes of a writable segment, of another executable segment, or
+ * lying outside [lim_lo, lim_hi) is left out (those bytes cannot become
+ * read+execute, or are not ours). */
+void layout_outer(const struct seg *s, unsigned n, unsigned i, uint64_t lim_lo, uint64_t lim_hi,
+		  uint64_t *a, uint64_t *b);
+
+/* Whether a segment is placed congruent to its file offset modulo 2 MiB, so
+ * that page cache huge folios can be mapped into it by PMDs. */
+static inline int layout_file_congruent(const struct seg *s)
+{
+	return ((s->vaddr - s->offset) & (TX_HUGE - 1)) == 0;
+}

@@ -1,0 +1,161 @@
+#include "opts.h"
+
+#include <stddef.h>
+
+#include "layout.h"
+
+static int eq(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+/* If s starts with prefix, the rest of s; else NULL. */
+static const char *after(const char *s, const char *prefix)
+{
+	while (*prefix)
+		if (*s++ != *prefix++)
+			return NULL;
+	return s;
+}
+
+const char *strategy_name(enum strategy s)
+{
+	switch (s) {
+	case ST_AUTO: return "auto";
+	case ST_FILE: return "file";
+	case ST_THP: return "thp";
+	case ST_HUGETLB: return "hugetlb";
+	case ST_OFF: return "off";
+	default: return "?";
+	}
+}
+
+void opts_default(struct opts *o)
+{
+	o->verbose = 0;
+	o->strategy = ST_AUTO;
+	o->lazy = 0;
+	o->round_out = 0;
+	o->min_text = TX_HUGE;
+	o->help = o->version = 0;
+}
+
+int opts_strategy(const char *s, enum strategy *out)
+{
+	for (int i = ST_AUTO; i <= ST_OFF; i++) {
+		if (eq(s, strategy_name((enum strategy)i))) {
+			*out = (enum strategy)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int opts_size(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	unsigned shift = 0;
+	switch (*p) {
+	case 'k': case 'K': shift = 10; p++; break;
+	case 'm': case 'M': shift = 20; p++; break;
+	case 'g': case 'G': shift = 30; p++; break;
+	default: break;
+	}
+	if (shift && *p == 'i' && p[1] == 'B')
+		p += 2;
+	else if (*p == 'B')
+		p++;
+	if (*p)
+		return -1;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -1;
+	*out = v << shift;
+	return 0;
+}
+
+int opts_bool(const char *s)
+{
+	return !(eq(s, "") || eq(s, "0") || eq(s, "no") || eq(s, "false") || eq(s, "off"));
+}
+
+enum opts_env_err opts_env(struct opts *o, const char *e)
+{
+	const char *v;
+
+	if (!(e = after(e, "TIEXEC_")))
+		return OPT_ENV_OK;
+	if ((v = after(e, "VERBOSE=")))
+		o->verbose = opts_bool(v);
+	else if ((v = after(e, "LAZY=")))
+		o->lazy = opts_bool(v);
+	else if ((v = after(e, "ROUND_OUT=")))
+		o->round_out = opts_bool(v);
+	else if ((v = after(e, "STRATEGY=")))
+		return opts_strategy(v, &o->strategy) ? OPT_ENV_BAD : OPT_ENV_OK;
+	else if ((v = after(e, "MIN_TEXT=")))
+		return opts_size(v, &o->min_text) ? OPT_ENV_BAD : OPT_ENV_OK;
+	return OPT_ENV_OK;
+}
+
+int opts_argv(struct opts *o, int argc, char **argv, const char **bad, const char **why)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+
+		*bad = a;
+		if (a[0] != '-' || a[1] == '\0')
+			break;
+		if (eq(a, "--")) {
+			i++;
+			break;
+		}
+		if (eq(a, "-v") || eq(a, "--verbose")) {
+			o->verbose = 1;
+		} else if (eq(a, "--lazy")) {
+			o->lazy = 1;
+		} else if (eq(a, "--round-out")) {
+			o->round_out = 1;
+		} else if (eq(a, "-h") || eq(a, "--help")) {
+			o->help = 1;
+		} else if (eq(a, "--version")) {
+			o->version = 1;
+		} else if ((v = after(a, "--strategy")) && (*v == '=' || *v == '\0')) {
+			if (*v == '\0' && ++i >= argc) {
+				*why = "needs a value";
+				return -1;
+			}
+			v = *v ? v + 1 : argv[i];
+			if (opts_strategy(v, &o->strategy)) {
+				*why = "must be auto, file, thp, hugetlb or off";
+				return -1;
+			}
+		} else if ((v = after(a, "--min-text")) && (*v == '=' || *v == '\0')) {
+			if (*v == '\0' && ++i >= argc) {
+				*why = "needs a value";
+				return -1;
+			}
+			v = *v ? v + 1 : argv[i];
+			if (opts_size(v, &o->min_text)) {
+				*why = "must be a size such as 4M or 2097152";
+				return -1;
+			}
+		} else {
+			*why = "unknown option";
+			return -1;
+		}
+	}
+	return i;
+}

@@ -1,0 +1,37 @@
+/* Settings: defaults, then TIEXEC_* environment variables, then options on
+ * the command line (later issues add the binary's own note between the
+ * defaults and the environment).  Pure parsing, unit-tested. */
+#pragma once
+
+#include <stdint.h>
+
+enum strategy { ST_AUTO, ST_FILE, ST_THP, ST_HUGETLB, ST_OFF };
+
+struct opts {
+	int verbose;
+	enum strategy strategy;
+	int lazy;
+	int round_out;
+	uint64_t min_text;
+	int help, version;
+};
+
+const char *strategy_name(enum strategy s);
+void opts_default(struct opts *o);
+/* "auto", "file", ...: 0 on success, -1 if unknown. */
+int opts_strategy(const char *s, enum strategy *out);
+/* A size: digits with an optional K, M or G suffix (powers of 1024, an
+ * optional trailing "iB" or "B" allowed).  0 on success, -1 if malformed. */
+int opts_size(const char *s, uint64_t *out);
+/* A boolean from the environment: "", "0", "no", "false", "off" are false. */
+int opts_bool(const char *s);
+
+enum opts_env_err { OPT_ENV_OK = 0, OPT_ENV_BAD };
+/* Applies one "NAME=value" environment entry if NAME is a TIEXEC_ setting.
+ * Returns OPT_ENV_BAD for a malformed value (the caller warns and goes on). */
+enum opts_env_err opts_env(struct opts *o, const char *entry);
+
+/* Parses options from argv[1..argc-1] until the first non-option or "--".
+ * Returns the index of the program's name (== argc if missing), or -1 on a
+ * bad option, with *bad pointing at the offending word and *why at a reason. */
+int opts_argv(struct opts *o, int argc, char **argv, const char **bad, const char **why);

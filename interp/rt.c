@@ -1,0 +1,176 @@
+#include "rt.h"
+
+#include <errno.h>
+
+/* Plain byte loops: -ffreestanding and -fno-builtin keep the compiler from
+ * turning these back into calls to themselves. */
+void *memcpy(void *restrict d, const void *restrict s, size_t n)
+{
+	unsigned char *dp = d;
+	const unsigned char *sp = s;
+
+	while (n--)
+		*dp++ = *sp++;
+	return d;
+}
+
+void *memmove(void *d, const void *s, size_t n)
+{
+	unsigned char *dp = d;
+	const unsigned char *sp = s;
+
+	if (dp < sp) {
+		while (n--)
+			*dp++ = *sp++;
+	} else {
+		while (n--)
+			dp[n] = sp[n];
+	}
+	return d;
+}
+
+void *memset(void *d, int c, size_t n)
+{
+	unsigned char *dp = d;
+
+	while (n--)
+		*dp++ = (unsigned char)c;
+	return d;
+}
+
+int memcmp(const void *a, const void *b, size_t n)
+{
+	const unsigned char *x = a, *y = b;
+
+	for (; n; n--, x++, y++)
+		if (*x != *y)
+			return *x - *y;
+	return 0;
+}
+
+void *memchr(const void *s, int c, size_t n)
+{
+	const unsigned char *p = s;
+
+	for (; n; n--, p++)
+		if (*p == (unsigned char)c)
+			return (void *)p;
+	return NULL;
+}
+
+size_t strlen(const char *s)
+{
+	const char *p = s;
+
+	while (*p)
+		p++;
+	return (size_t)(p - s);
+}
+
+int tx_streq(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+const char *tx_skip(const char *s, const char *prefix)
+{
+	while (*prefix)
+		if (*s++ != *prefix++)
+			return NULL;
+	return s;
+}
+
+const char *tx_basename(const char *path)
+{
+	const char *b = path;
+
+	for (const char *p = path; *p; p++)
+		if (*p == '/' && p[1])
+			b = p + 1;
+	return b;
+}
+
+const char *tx_strerror(long err)
+{
+	switch (err) {
+	case EPERM: return "Operation not permitted";
+	case ENOENT: return "No such file or directory";
+	case EIO: return "Input/output error";
+	case ENOEXEC: return "Exec format error";
+	case EBADF: return "Bad file descriptor";
+	case ENOMEM: return "Cannot allocate memory";
+	case EACCES: return "Permission denied";
+	case EFAULT: return "Bad address";
+	case EBUSY: return "Device or resource busy";
+	case EEXIST: return "File exists";
+	case ENOTDIR: return "Not a directory";
+	case EISDIR: return "Is a directory";
+	case EINVAL: return "Invalid argument";
+	case ENFILE: return "Too many open files in system";
+	case EMFILE: return "Too many open files";
+	case ETXTBSY: return "Text file busy";
+	case EFBIG: return "File too large";
+	case ENOSPC: return "No space left on device";
+	case ENAMETOOLONG: return "File name too long";
+	case ELOOP: return "Too many levels of symbolic links";
+	case EOVERFLOW: return "Value too large for defined data type";
+	case E2BIG: return "Argument list too long";
+	case ENODEV: return "No such device";
+	case ENOSYS: return "Function not implemented";
+	case EAGAIN: return "Resource temporarily unavailable";
+	default: return "Unknown error";
+	}
+}
+
+void msg_str(struct msg *m, const char *s)
+{
+	while (*s && m->n < sizeof(m->b) - 1)
+		m->b[m->n++] = *s++;
+}
+
+void msg_u64(struct msg *m, uint64_t v)
+{
+	char t[21];
+	int i = 20;
+
+	t[i] = '\0';
+	do {
+		t[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	msg_str(m, t + i);
+}
+
+void msg_hex(struct msg *m, uint64_t v)
+{
+	char t[19];
+	int i = 18;
+
+	t[i] = '\0';
+	do {
+		t[--i] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	t[--i] = 'x';
+	t[--i] = '0';
+	msg_str(m, t + i);
+}
+
+static void msg_tenths(struct msg *m, uint64_t tenths)
+{
+	msg_u64(m, tenths / 10);
+	msg_str(m, ".");
+	msg_u64(m, tenths % 10);
+}
+
+void msg_mib(struct msg *m, uint64_t bytes)
+{
+	msg_tenths(m, (bytes * 10 + (1 << 19)) >> 20);
+}
+
+void msg_ms(struct msg *m, uint64_t ns)
+{
+	msg_tenths(m, (ns + 50000) / 100000);
+}

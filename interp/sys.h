@@ -1,0 +1,133 @@
+/* Raw Linux system calls for the freestanding loader (x86-64).
+ *
+ * The loader links no libc, so every kernel service goes through these
+ * wrappers.  They return the kernel's result unchanged: a negative errno on
+ * failure, never -1 with errno set.  Constants that Debian 12's 6.1 uapi
+ * headers do not have yet are defined here with the kernel version that added
+ * them. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <asm/unistd.h>
+#include <linux/fcntl.h>
+#include <linux/mman.h>
+#include <linux/prctl.h>
+#include <linux/stat.h>
+
+static inline long sys_call6(long n, long a, long b, long c, long d, long e, long f)
+{
+	long ret;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+#define SC(n, a, b, c, d, e, f) \
+	sys_call6(n, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+#ifndef MADV_HUGEPAGE
+#define MADV_HUGEPAGE 14
+#endif
+#ifndef MADV_DONTNEED
+#define MADV_DONTNEED 4
+#endif
+#ifndef MADV_POPULATE_READ /* Linux 5.14 */
+#define MADV_POPULATE_READ 22
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef MADV_COLLAPSE /* Linux 6.1 */
+#define MADV_COLLAPSE 25
+#endif
+#ifndef MAP_HUGETLB
+#define MAP_HUGETLB 0x40000
+#endif
+#ifndef MAP_HUGE_2MB
+#define MAP_HUGE_2MB (21 << 26)
+#endif
+#ifndef POSIX_FADV_DONTNEED
+#define POSIX_FADV_DONTNEED 4
+#endif
+#ifndef PROT_GROWSDOWN
+#define PROT_GROWSDOWN 0x01000000
+#endif
+#ifndef S_IFMT
+#define S_IFMT 0170000
+#define S_IFDIR 0040000
+#define S_IFREG 0100000
+#define S_ISUID 0004000
+#define S_ISGID 0002000
+#endif
+#define X_OK 1
+#define TX_AT_FDCWD (-100)
+#define TX_AT_EMPTY_PATH 0x1000
+#define TX_CLOCK_MONOTONIC 1
+
+/* PAGEMAP_SCAN (Linux 6.7): asks the kernel which ranges of our own address
+ * space are mapped by huge pages (PMD-mapped THP or hugetlb), unprivileged. */
+#define TX_PAGEMAP_SCAN 0xc0606610UL /* _IOWR('f', 16, struct pm_scan_arg) */
+#define TX_PAGE_IS_PRESENT (1UL << 3)
+#define TX_PAGE_IS_HUGE (1UL << 6)
+struct tx_page_region {
+	uint64_t start, end, categories;
+};
+struct tx_pm_scan_arg {
+	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+	uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+
+struct tx_timespec {
+	long sec, nsec;
+};
+
+static inline long sys_read(int fd, void *b, size_t n) { return SC(__NR_read, fd, b, n, 0, 0, 0); }
+static inline long sys_write(int fd, const void *b, size_t n) { return SC(__NR_write, fd, b, n, 0, 0, 0); }
+static inline long sys_pread(int fd, void *b, size_t n, uint64_t off) { return SC(__NR_pread64, fd, b, n, off, 0, 0); }
+static inline long sys_openat(int dfd, const char *p, int fl, int mode) { return SC(__NR_openat, dfd, p, fl, mode, 0, 0); }
+static inline long sys_close(int fd) { return SC(__NR_close, fd, 0, 0, 0, 0, 0); }
+static inline long sys_statx(int dfd, const char *p, int fl, unsigned mask, struct statx *st)
+{
+	return SC(__NR_statx, dfd, p, fl, mask, st, 0);
+}
+static inline long sys_faccessat(int dfd, const char *p, int mode) { return SC(__NR_faccessat, dfd, p, mode, 0, 0, 0); }
+static inline long sys_mmap(uint64_t a, size_t n, int prot, int fl, int fd, uint64_t off)
+{
+	return SC(__NR_mmap, a, n, prot, fl, fd, off);
+}
+static inline long sys_munmap(uint64_t a, size_t n) { return SC(__NR_munmap, a, n, 0, 0, 0, 0); }
+static inline long sys_mprotect(uint64_t a, size_t n, int prot) { return SC(__NR_mprotect, a, n, prot, 0, 0, 0); }
+static inline long sys_madvise(uint64_t a, size_t n, int adv) { return SC(__NR_madvise, a, n, adv, 0, 0, 0); }
+static inline long sys_fadvise(int fd, uint64_t off, uint64_t n, int adv) { return SC(__NR_fadvise64, fd, off, n, adv, 0, 0); }
+static inline long sys_prctl(int op, unsigned long a, unsigned long b, unsigned long c, unsigned long d)
+{
+	return SC(__NR_prctl, op, a, b, c, d, 0);
+}
+static inline long sys_ioctl(int fd, unsigned long req, void *arg) { return SC(__NR_ioctl, fd, req, arg, 0, 0, 0); }
+static inline long sys_brk(uint64_t a) { return SC(__NR_brk, a, 0, 0, 0, 0, 0); }
+static inline long sys_getrandom(void *b, size_t n, unsigned fl) { return SC(__NR_getrandom, b, n, fl, 0, 0, 0); }
+static inline long sys_clock_gettime(int clk, struct tx_timespec *ts) { return SC(__NR_clock_gettime, clk, ts, 0, 0, 0, 0); }
+static inline long sys_execve(const char *p, char *const *argv, char *const *envp)
+{
+	return SC(__NR_execve, p, argv, envp, 0, 0, 0);
+}
+static inline long sys_getxattr(const char *p, const char *name, void *v, size_t n)
+{
+	return SC(__NR_getxattr, p, name, v, n, 0, 0);
+}
+static inline long sys_fgetxattr(int fd, const char *name, void *v, size_t n)
+{
+	return SC(__NR_fgetxattr, fd, name, v, n, 0, 0);
+}
+static inline __attribute__((noreturn)) void sys_exit(int code)
+{
+	for (;;)
+		SC(__NR_exit_group, code, 0, 0, 0, 0, 0);
+}
