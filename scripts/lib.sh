@@ -1,0 +1,29 @@
+# Shared by scripts/test, scripts/demo and scripts/bench.
+
+BUILD_PACKAGES=(meson ninja-build gcc pkg-config)
+TEST_PACKAGES=(g++ golang-go bats libc6-dev dosfstools util-linux)
+
+# Installs the Debian packages that are missing (needs root and apt-get).
+ensure_packages() {
+	local missing=()
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+		echo "missing packages: ${missing[*]} (install them, or run as root on Debian/Ubuntu)" >&2
+		return 1
+	fi
+	echo "== installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build_tiexec() {
+	echo "== build"
+	if [ ! -f build/build.ninja ]; then
+		meson setup build >/dev/null
+	fi
+	ninja -C build >/dev/null
+}
