@@ -299,9 +299,12 @@ static void file_pieces(const struct huge_req *r, struct huge_result *res, const
 			continue;
 		/* The cache holds small folios here: drop our page table
 		 * entries, evict the pages nobody else maps, fault again. */
-		uint64_t p = a + k * TX_HUGE;
+		uint64_t p = a + k * TX_HUGE, off = s->offset + (p - s->vaddr);
 		sys_madvise(p, TX_HUGE, MADV_DONTNEED);
-		sys_fadvise(r->fd, s->offset + (p - s->vaddr), TX_HUGE, POSIX_FADV_DONTNEED);
+		/* A file just written (by a linker, say) is dirty and cannot
+		 * be evicted until written back; clean pages cost nothing. */
+		SC(__NR_sync_file_range, r->fd, off, TX_HUGE, 7, 0, 0);
+		sys_fadvise(r->fd, off, TX_HUGE, POSIX_FADV_DONTNEED);
 		sys_madvise(p, TX_HUGE, MADV_POPULATE_READ);
 		small = 1;
 	}

@@ -767,8 +767,8 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 		/* The kernel grants set-user-ID, set-group-ID and file
 		 * capabilities only to a real exec. */
 		char cap[4];
-		if ((st.stx_mode & (S_ISUID | S_ISGID)) ||
-		    sys_fgetxattr(prog.fd, "security.capability", cap, sizeof(cap)) != -ENODATA) {
+		long xa = sys_fgetxattr(prog.fd, "security.capability", cap, sizeof(cap));
+		if ((st.stx_mode & (S_ISUID | S_ISGID)) || xa >= 0 || xa == -ERANGE) {
 			verbose_note(path, "privileged (set-user-ID, set-group-ID or capabilities): running it directly");
 			exec_plain(path, s.argv + first, s.envp);
 		}
