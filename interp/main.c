@@ -34,7 +34,7 @@
 #endif
 #define AT_FLAGS_PRESERVE_ARGV0 1
 #define ADDR_NO_RANDOMIZE 0x0040000
-#define MAX_SEGS 64
+#define MAX_SEGS TX_PH_MAX
 #define AUX_MAX 64
 
 ARCH_ENTRY;
@@ -284,7 +284,9 @@ static void place(struct image *im, int is_interp)
 				msg_hex(&m, lo);
 				msg_str(&m, "-");
 				msg_hex(&m, hi);
-				msg_str(&m, " overlaps memory already in use (the loader or the stack)");
+				msg_str(&m, r == -EEXIST || r >= 0
+						    ? " overlaps memory already in use (the loader or the stack)"
+						    : ": cannot be mapped (below vm.mmap_min_addr?)");
 				say(&m);
 				sys_exit(126);
 			}
