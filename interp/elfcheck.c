@@ -35,7 +35,7 @@ enum elf_err elf_check_ehdr(const void *buf, size_t len, uint64_t file_size, Elf
 	const unsigned char *b = buf;
 
 	if (len < SELFMAG || memcmp(b, ELFMAG, SELFMAG) != 0)
-		return len < SELFMAG && memcmp(b, ELFMAG, len) == 0 ? ELF_TRUNCATED : ELF_NOT_ELF;
+		return len && len < SELFMAG && memcmp(b, ELFMAG, len) == 0 ? ELF_TRUNCATED : ELF_NOT_ELF;
 	if (len < EI_NIDENT || file_size < EI_NIDENT)
 		return ELF_TRUNCATED;
 	if (b[EI_CLASS] != ELFCLASS64)
@@ -95,11 +95,12 @@ enum elf_err elf_check_phdrs(const Elf64_Ehdr *eh, const Elf64_Phdr *ph, uint64_
 			info->exec_stack = (p->p_flags & PF_X) != 0;
 			continue;
 		}
-		if (p->p_type != PT_LOAD || p->p_memsz == 0)
+		if (p->p_type != PT_LOAD)
 			continue;
-
 		if (p->p_filesz > p->p_memsz)
-			return ELF_SEG_FILESZ;
+			return ELF_SEG_FILESZ; /* the kernel refuses it even when empty */
+		if (p->p_memsz == 0)
+			continue;
 		if (p->p_offset > file_size || p->p_filesz > file_size - p->p_offset)
 			return ELF_SEG_PAST_EOF;
 		if (p->p_vaddr >= TX_USER_TOP || p->p_memsz > TX_USER_TOP - p->p_vaddr)
@@ -129,10 +130,9 @@ enum elf_err elf_check_phdrs(const Elf64_Ehdr *eh, const Elf64_Phdr *ph, uint64_
 			if (eh->e_entry >= p->p_vaddr && eh->e_entry - p->p_vaddr < p->p_memsz)
 				entry_ok = 1;
 		}
-		/* The kernel's rule for AT_PHDR: the loaded segment whose file
-		 * bytes hold the program header table. */
-		if (eh->e_phoff >= p->p_offset && eh->e_phoff - p->p_offset < p->p_filesz &&
-		    !info->phdr_vaddr)
+		/* The kernel's rule for AT_PHDR: the (last) loaded segment
+		 * whose file bytes hold the program header table. */
+		if (eh->e_phoff >= p->p_offset && eh->e_phoff - p->p_offset < p->p_filesz)
 			info->phdr_vaddr = p->p_vaddr + (eh->e_phoff - p->p_offset);
 	}
 	if (!info->nload)

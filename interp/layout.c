@@ -62,10 +62,11 @@ static int piece_allowed(const struct seg *s, unsigned n, unsigned i, uint64_t a
 	if (a < lim_lo || b > lim_hi)
 		return 0;
 	for (unsigned j = 0; j < n; j++) {
-		if (j == i || s[j].own_lo >= s[j].own_hi)
-			continue;
+		/* The neighbour's whole page range: a page it shares with
+		 * segment i is still (partly) its memory. */
+		uint64_t lo = tx_down(s[j].vaddr, TX_PAGE), hi = tx_up(s[j].vaddr + s[j].memsz, TX_PAGE);
 		int foreign = (s[j].flags & PF_W) || (s[j].flags & PF_X);
-		if (foreign && s[j].own_lo < b && a < s[j].own_hi)
+		if (j != i && foreign && lo < b && a < hi)
 			return 0;
 	}
 	return 1;

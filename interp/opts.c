@@ -61,9 +61,10 @@ int opts_size(const char *s, uint64_t *out)
 	if (*p < '0' || *p > '9')
 		return -1;
 	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (UINT64_MAX - 9) / 10)
+		uint64_t d = (uint64_t)(*p - '0');
+		if (v > UINT64_MAX / 10 || (v == UINT64_MAX / 10 && d > UINT64_MAX % 10))
 			return -1;
-		v = v * 10 + (uint64_t)(*p - '0');
+		v = v * 10 + d;
 	}
 	unsigned shift = 0;
 	switch (*p) {

@@ -1,0 +1,94 @@
+#!/usr/bin/env bats
+# Malformed ELF programs: tiexec refuses each one before mapping anything,
+# with status 126 and exactly one line naming the file and what is wrong.
+# The corpus comes from tests/fixtures/mkbad.c: OUTDIR/MANIFEST has
+# "<name>\t<message>" lines; OUTDIR/GOOD lists the unbroken templates.
+
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup_file() {
+	gcc -std=gnu11 -O1 -Wall -Wextra -o "$BATS_FILE_TMPDIR/mkbad" "$ROOT/tests/fixtures/mkbad.c"
+	CORPUS=$BATS_FILE_TMPDIR/corpus
+	"$BATS_FILE_TMPDIR/mkbad" "$CORPUS"
+	export CORPUS
+}
+
+@test "the corpus: at least 30 malformed files and the good templates" {
+	[ -s "$CORPUS/MANIFEST" ]
+	[ "$(wc -l <"$CORPUS/MANIFEST")" -ge 30 ]
+	local name want missing=()
+	while IFS=$'\t' read -r name want; do
+		[ -f "$CORPUS/$name" ] && [ -x "$CORPUS/$name" ] && [ -n "$want" ] || missing+=("$name")
+	done <"$CORPUS/MANIFEST"
+	while read -r name; do
+		[ -x "$CORPUS/$name" ] || missing+=("$name")
+	done <"$CORPUS/GOOD"
+	if ((${#missing[@]})); then
+		printf 'missing or not executable: %s\n' "${missing[@]}"
+		return 1
+	fi
+}
+
+@test "the good templates run directly and under tiexec (exit 42)" {
+	local name bad=()
+	while read -r name; do
+		run_t "$CORPUS/$name"
+		[ "$status" -eq 42 ] || bad+=("$name direct: status $status, output '$output'")
+		run_t "$TIEXEC" --min-text=0 "$CORPUS/$name"
+		[ "$status" -eq 42 ] && [ -z "$output" ] ||
+			bad+=("$name via tiexec: status $status, output '$output'")
+	done <"$CORPUS/GOOD"
+	if ((${#bad[@]})); then
+		printf '%s\n' "${bad[@]}"
+		return 1
+	fi
+}
+
+@test "each malformed file: status 126 and one line 'tiexec: PATH: MESSAGE'" {
+	local name want file expected status why n=0 bad=()
+	local out=$BATS_TEST_TMPDIR/out
+	while IFS=$'\t' read -r name want; do
+		n=$((n + 1))
+		file=$CORPUS/$name
+		expected="tiexec: '$file': $want"
+		status=0
+		timeout 60 "$TIEXEC" --min-text=0 "$file" >"$out" 2>&1 </dev/null || status=$?
+		why=
+		if [ "$status" -eq 124 ]; then
+			why="timed out"
+		elif [ "$status" -gt 128 ]; then
+			why="killed by signal $((status - 128))"
+		elif [ "$status" -ne 126 ]; then
+			why="status $status, want 126"
+		fi
+		# exactly the expected line and its newline, nothing else
+		if ! printf '%s\n' "$expected" | cmp -s - "$out"; then
+			why+="${why:+; }wrong output"$'\n'"      got:  $(cat -vE "$out" | sed '2,$s/^/            /')"
+			why+=$'\n'"      want: $expected\$"
+		fi
+		[ -z "$why" ] || bad+=("$name: $why")
+	done <"$CORPUS/MANIFEST"
+	[ "$n" -ge 30 ]
+	if ((${#bad[@]})); then
+		printf '%d of %d malformed files handled wrongly:\n' "${#bad[@]}" "$n"
+		printf '  %s\n' "${bad[@]}"
+		return 1
+	fi
+}
+
+@test "a nonexistent program: status 127 and a message naming it" {
+	run -127 timeout 60 "$TIEXEC" --min-text=0 /nonexistent/x
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "tiexec: '/nonexistent/x': "* ]]
+}
+
+@test "a program without execute permission: status 126, Permission denied" {
+	local file=$BATS_TEST_TMPDIR/noexec
+	cp "$CORPUS/good-exec" "$file"
+	chmod 0644 "$file"
+	run_t "$TIEXEC" --min-text=0 "$file"
+	[ "$status" -eq 126 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "tiexec: '$file': "*"Permission denied"* ]]
+}

@@ -1,0 +1,136 @@
+/* test-corpus CORPUS_DIR: runs every file of the malformed-ELF corpus made by
+ * tests/fixtures/mkbad through interp/elfcheck.c the way the loader does, and
+ * checks the result against CORPUS_DIR/MANIFEST ("<name>\t<message>"); the
+ * files listed in CORPUS_DIR/GOOD must pass every check (TAP).
+ *
+ *   gcc -std=gnu11 -Wall -Wextra -Werror -fsanitize=address,undefined \
+ *       -fno-sanitize-recover=all -g -Iinterp tests/unit/test-corpus.c interp/elfcheck.c
+ *   gcc -o mkbad tests/fixtures/mkbad.c && ./mkbad DIR && ./test-corpus DIR */
+#include <errno.h>
+#include <string.h>
+
+#include "elfcheck.h"
+#include "tap.h"
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *b = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 65536;
+			unsigned char *nb = realloc(b, cap);
+			if (!nb) {
+				free(b);
+				fclose(f);
+				return NULL;
+			}
+			b = nb;
+		}
+		size_t r = fread(b + n, 1, cap - n, f);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	fclose(f);
+	*len = n;
+	return b;
+}
+
+/* The loader's sequence: the first 64 bytes (fewer if the file is shorter),
+ * then the program header table, then the PT_INTERP bytes.  Each piece is
+ * handed over in a heap buffer of exactly its size, so that ASan sees any
+ * read past what the loader would have read. */
+static enum elf_err check_file(const unsigned char *file, size_t size)
+{
+	size_t n = size < sizeof(Elf64_Ehdr) ? size : sizeof(Elf64_Ehdr);
+	unsigned char *head = malloc(n ? n : 1);
+	Elf64_Ehdr eh;
+	struct elf_info info;
+
+	memcpy(head, file, n);
+	enum elf_err e = elf_check_ehdr(head, n, size, &eh);
+	free(head);
+	if (e)
+		return e;
+
+	size_t phsize = (size_t)eh.e_phnum * sizeof(Elf64_Phdr);
+	Elf64_Phdr *ph = malloc(phsize);
+	memcpy(ph, file + eh.e_phoff, phsize);
+	e = elf_check_phdrs(&eh, ph, size, &info);
+	if (!e && info.interp >= 0) {
+		const Elf64_Phdr *p = &ph[info.interp];
+		char *s = malloc(p->p_filesz);
+		memcpy(s, file + p->p_offset, p->p_filesz);
+		e = elf_check_interp(s, p->p_filesz);
+		free(s);
+	}
+	free(ph);
+	return e;
+}
+
+static void check_one(const char *dir, const char *name, const char *want)
+{
+	char path[4096];
+	size_t size = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unsigned char *file = slurp(path, &size);
+	if (!file) {
+		ok(0, "%s: %s", name, want);
+		diag("  %s: %s", path, strerror(errno));
+		return;
+	}
+	enum elf_err e = check_file(file, size);
+	const char *got = e ? elf_err_str(e) : "OK";
+	if (!ok(strcmp(got, want) == 0, "%s: %s", name, want))
+		diag("  got: %s", got);
+	free(file);
+}
+
+int main(int argc, char **argv)
+{
+	char path[4096], line[8192];
+	int entries = 0, goods = 0;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: test-corpus CORPUS_DIR\n");
+		return 2;
+	}
+	snprintf(path, sizeof(path), "%s/MANIFEST", argv[1]);
+	FILE *man = fopen(path, "r");
+	if (!ok(man != NULL, "open %s", path))
+		return tap_done();
+	while (fgets(line, sizeof(line), man)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *tab = strchr(line, '\t');
+		if (!tab) {
+			ok(0, "MANIFEST line has a tab: %s", line);
+			continue;
+		}
+		*tab = '\0';
+		check_one(argv[1], line, tab + 1);
+		entries++;
+	}
+	fclose(man);
+	ok(entries >= 30, "MANIFEST lists %d files (at least 30)", entries);
+
+	snprintf(path, sizeof(path), "%s/GOOD", argv[1]);
+	FILE *g = fopen(path, "r");
+	if (ok(g != NULL, "open %s", path)) {
+		while (fgets(line, sizeof(line), g)) {
+			line[strcspn(line, "\n")] = '\0';
+			if (*line) {
+				check_one(argv[1], line, "OK");
+				goods++;
+			}
+		}
+		fclose(g);
+		ok(goods >= 1, "GOOD lists %d files", goods);
+	}
+	return tap_done();
+}
