@@ -92,3 +92,19 @@ setup_file() {
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "$output" == "tiexec: '$file': "*"Permission denied"* ]]
 }
+
+@test "a fixed-address program whose .bss would cover the loader and the stack: 126" {
+	# good-exec's third program header (GNU_STACK, at file offset 176)
+	# becomes a writable PT_LOAD at 0x402000 with no file bytes and a
+	# p_memsz reaching the top of the user address space.
+	f=$BATS_TEST_TMPDIR/collide
+	cp "$CORPUS/good-exec" "$f"
+	printf '\001\000\000\000\006\000\000\000%b%b%b%b%b%b' \
+		'\0\0\0\0\0\0\0\0' '\0\040\100\0\0\0\0\0' '\0\040\100\0\0\0\0\0' \
+		'\0\0\0\0\0\0\0\0' '\0\320\277\377\377\177\0\0' '\0\020\0\0\0\0\0\0' |
+		dd of="$f" bs=1 seek=176 conv=notrunc status=none
+	readelf -lW "$f" | grep -q 'LOAD.*0x000000 0x0000000000402000 .* 0x7fffffbfd000 RW'
+	run_t "$TIEXEC" --min-text=0 "$f"
+	[ "$status" -eq 126 ]
+	[ "$output" = "tiexec: '$f': fixed load address 0x400000-0x7ffffffff000 overlaps memory already in use (the loader or the stack)" ]
+}
