@@ -20,6 +20,11 @@ ensure_packages() {
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# The Rust fixture needs a rustc: the one on PATH (rustup's), else Debian's.
+rust_package() {
+	command -v rustc >/dev/null || echo rustc
+}
+
 build_tiexec() {
 	echo "== build"
 	if [ ! -f build/build.ninja ]; then
