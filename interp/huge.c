@@ -21,6 +21,11 @@
 #include "rt.h"
 #include "sys.h"
 
+/* TX_COMPAT=1 builds a test-only loader that behaves as on kernels before
+ * 5.14/6.7: no MADV_POPULATE_*, no PAGEMAP_SCAN. */
+#ifndef TX_COMPAT
+#define TX_COMPAT 0
+#endif
 #define MAX_PIECES 8192 /* 16 GiB of text per segment; more stays on 4 KiB */
 
 static int pagemap_fd = -2; /* -2: not opened yet, -1: unavailable */
@@ -43,8 +48,80 @@ static void note(struct huge_result *res, const char *why)
 		res->notes[res->nnotes++] = why;
 }
 
+static void mark(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi, uint8_t *hs)
+{
+	for (uint64_t p = tx_up(lo, TX_HUGE); p + TX_HUGE <= hi; p += TX_HUGE)
+		if (p >= a && p < b)
+			hs[(p - a) / TX_HUGE] = 1;
+}
+
+static uint64_t parse_num(const char **s, unsigned base)
+{
+	uint64_t v = 0;
+
+	for (;; (*s)++) {
+		char c = **s;
+		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+			     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+						    : 99;
+		if (d >= base)
+			return v;
+		v = v * base + d;
+	}
+}
+
+/* Before Linux 6.7 (no PAGEMAP_SCAN): /proc/self/smaps only has totals per
+ * mapping.  Huge pages can only sit on the 2 MiB-aligned pieces inside a
+ * mapping, so when the total covers all of those, each of them is huge;
+ * otherwise we cannot tell which are, and claim none. */
+static int all_inner(uint64_t lo, uint64_t hi, uint64_t huge)
+{
+	uint64_t a = tx_up(lo, TX_HUGE), b = tx_down(hi, TX_HUGE);
+
+	return a < b && huge >= b - a;
+}
+
+static int scan_huge_smaps(uint64_t a, uint64_t b, uint8_t *hs)
+{
+	static char buf[1 << 16];
+	long n = 0, got;
+	int fd = (int)sys_openat(TX_AT_FDCWD, "/proc/self/smaps", O_RDONLY | O_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	while (n < (long)sizeof(buf) - 1 && (got = sys_read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+		n += got;
+	sys_close(fd);
+	buf[n] = '\0';
+
+	uint64_t lo = 0, hi = 0, huge = 0;
+	for (const char *l = buf; *l;) {
+		const char *v;
+		if ((*l >= '0' && *l <= '9') || (*l >= 'a' && *l <= 'f')) {
+			if (all_inner(lo, hi, huge))
+				mark(a, b, lo, hi, hs);
+			lo = parse_num(&l, 16);
+			l++;
+			hi = parse_num(&l, 16);
+			huge = 0;
+		} else if ((v = tx_skip(l, "FilePmdMapped:")) || (v = tx_skip(l, "AnonHugePages:")) ||
+			   (v = tx_skip(l, "Private_Hugetlb:")) || (v = tx_skip(l, "Shared_Hugetlb:"))) {
+			while (*v == ' ')
+				v++;
+			huge += parse_num(&v, 10) * 1024;
+		}
+		while (*l && *l != '\n')
+			l++;
+		if (*l)
+			l++;
+	}
+	if (all_inner(lo, hi, huge))
+		mark(a, b, lo, hi, hs);
+	return 0;
+}
+
 /* Marks in hs[] the 2 MiB pieces of [a, b) that are mapped by huge pages.
- * Returns 0, or -1 when the kernel cannot tell (no PAGEMAP_SCAN). */
+ * Returns 0, or -1 when the kernel cannot tell. */
 static int scan_huge(uint64_t a, uint64_t b, uint8_t *hs)
 {
 	struct tx_page_region v[32];
@@ -52,12 +129,12 @@ static int scan_huge(uint64_t a, uint64_t b, uint8_t *hs)
 
 	memset(hs, 0, (b - a) / TX_HUGE);
 	if (pagemap_fd == -2) {
-		pagemap_fd = (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+		pagemap_fd = TX_COMPAT ? -1 : (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
 		if (pagemap_fd < 0)
 			pagemap_fd = -1;
 	}
 	if (pagemap_fd < 0)
-		return -1;
+		return scan_huge_smaps(a, b, hs);
 	for (uint64_t at = a; at < b;) {
 		memset(&arg, 0, sizeof(arg));
 		arg.size = sizeof(arg);
@@ -71,16 +148,31 @@ static int scan_huge(uint64_t a, uint64_t b, uint8_t *hs)
 		if (n < 0) {
 			sys_close(pagemap_fd);
 			pagemap_fd = -1;
-			return -1;
+			return scan_huge_smaps(a, b, hs);
 		}
-		for (long i = 0; i < n; i++) {
-			for (uint64_t p = tx_up(v[i].start, TX_HUGE); p + TX_HUGE <= v[i].end; p += TX_HUGE)
-				if (p >= a && p < b)
-					hs[(p - a) / TX_HUGE] = 1;
-		}
+		for (long i = 0; i < n; i++)
+			mark(a, b, v[i].start, v[i].end, hs);
 		if (arg.walk_end <= at)
 			break;
 		at = arg.walk_end;
+	}
+	return 0;
+}
+
+/* Faults [a, a + len) in: MADV_POPULATE_READ/WRITE (Linux 5.14), else one
+ * touch per page. */
+static long populate(uint64_t a, uint64_t len, int write)
+{
+	long e = TX_COMPAT ? -EINVAL : sys_madvise(a, len, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+
+	if (e != -EINVAL)
+		return e;
+	for (uint64_t p = a; p < a + len; p += TX_PAGE) {
+		volatile uint8_t *q = (volatile uint8_t *)(uintptr_t)p;
+		if (write)
+			*q = 0;
+		else
+			(void)*q;
 	}
 	return 0;
 }
@@ -216,7 +308,7 @@ static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint6
 		if ((uint64_t)raw + TX_HUGE > (uint64_t)t)
 			sys_munmap((uint64_t)t + len, (uint64_t)raw + TX_HUGE - (uint64_t)t);
 		if (sys_madvise((uint64_t)t, len, MADV_HUGEPAGE) < 0 ||
-		    sys_madvise((uint64_t)t, len, MADV_POPULATE_WRITE) < 0 ||
+		    populate((uint64_t)t, len, 1) < 0 ||
 		    scan_huge((uint64_t)t, (uint64_t)t + len, hs) < 0) {
 			note(res, "thp: cannot fault in or verify huge pages for the copy");
 			sys_munmap((uint64_t)t, len);
@@ -273,8 +365,8 @@ static void file_pieces(const struct huge_req *r, struct huge_result *res, const
 		memset(state, 1, n);
 		return;
 	}
-	if (sys_madvise(a, b - a, MADV_POPULATE_READ) < 0 || scan_huge(a, b, hs) < 0) {
-		note(res, "file: cannot fault in or verify the text (needs Linux 6.7)");
+	if (populate(a, b - a, 0) < 0 || scan_huge(a, b, hs) < 0) {
+		note(res, "file: cannot fault in or verify the text");
 		return;
 	}
 	int small = 0;
@@ -305,7 +397,7 @@ static void file_pieces(const struct huge_req *r, struct huge_result *res, const
 		 * be evicted until written back; clean pages cost nothing. */
 		SC(__NR_sync_file_range, r->fd, off, TX_HUGE, 7, 0, 0);
 		sys_fadvise(r->fd, off, TX_HUGE, POSIX_FADV_DONTNEED);
-		sys_madvise(p, TX_HUGE, MADV_POPULATE_READ);
+		populate(p, TX_HUGE, 0);
 		small = 1;
 	}
 	if (small)

@@ -267,3 +267,18 @@ loop_sum() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"[anon:tiexec:$D/big-pie]"* ]]
 }
+
+@test "before Linux 6.7: without PAGEMAP_SCAN and MADV_POPULATE_*, smaps totals verify" {
+	# tiexec-compat is the same loader built to behave as on old kernels.
+	compat=$BUILD/interp/tiexec-compat
+	drop_cache "$D/big-pie"
+	"$D/big-pie" report >/dev/null # small folios: the eviction path
+	for s in file file thp; do
+		run_t "$compat" -v --strategy=$s "$D/big-pie" report
+		[ "$status" -eq 0 ]
+		cov "$output" "$D/big-pie"
+		echo "$s: $HUGE_KB kB"
+		[ "$HUGE_KB" -ge "$(inner_kb)" ]
+	done
+	[ "$(loop_sum "$compat" --strategy=thp "$D/big-pie")" = "$(loop_sum "$D/big-pie")" ]
+}
