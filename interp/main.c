@@ -164,12 +164,13 @@ static long find_in_path(const char *name, const char *pathenv)
 			e++;
 		size_t dl = (size_t)(e - p);
 		if (dl + 1 + nl + 1 <= sizeof(path_buf)) {
+			/* An empty element is the current directory, named as
+			 * execvp names it: the bare name, no "./". */
 			size_t n = 0;
-			if (dl == 0)
-				path_buf[n++] = '.';
-			memcpy(path_buf + n, p, dl);
+			memcpy(path_buf, p, dl);
 			n += dl;
-			path_buf[n++] = '/';
+			if (dl)
+				path_buf[n++] = '/';
 			memcpy(path_buf + n, name, nl + 1);
 			struct statx st;
 			if (sys_statx(TX_AT_FDCWD, path_buf, 0, STATX_TYPE, &st) == 0) {
@@ -791,8 +792,12 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 			msg_str(&m, " MiB): running it directly");
 			say(&m);
 		}
-		sys_close(prog.fd);
-		exec_plain(path, s.argv + first, s.envp);
+		long e = sys_execve(path, s.argv + first, s.envp);
+		/* The kernel says ENOENT for a missing interpreter too; say
+		 * which file is missing. */
+		if (e == -ENOENT && prog.info.interp >= 0)
+			open_interp(path);
+		die_errno(path, NULL, e);
 	}
 	if (prog.info.interp >= 0)
 		open_interp(path);
