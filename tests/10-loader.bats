@@ -10,29 +10,6 @@ load test_helper
 
 setup_file() {
 	local t=$BATS_FILE_TMPDIR src=$ROOT/tests/fixtures/probe.c
-	# clean VAR=VAL... CMD ARGS...: env -i with only fds 0, 1, 2 open, so
-	# that fds inherited from bats do not show up in the probe reports.
-	cat >"$t/clean.c" <<-'EOF'
-		#define _GNU_SOURCE
-		#include <stdio.h>
-		#include <stdlib.h>
-		#include <unistd.h>
-		#include <sys/syscall.h>
-		int main(int argc, char **argv)
-		{
-			char **v = calloc((size_t)argc + 2, sizeof *v);
-			if (!v || syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
-				return 111;
-			v[0] = "env";
-			v[1] = "-i";
-			for (int i = 1; i < argc; i++)
-				v[i + 1] = argv[i];
-			execv("/usr/bin/env", v);
-			perror("clean: /usr/bin/env");
-			return 111;
-		}
-	EOF
-	gcc -O2 -o "$t/clean" "$t/clean.c"
 	# PT_GNU_STACK with PF_X: the stack must be executable both ways.
 	gcc -O2 -z execstack -o "$t/probe-execstack" "$src"
 	gcc -O2 -static -z execstack -o "$t/probe-execstack-static" "$src"
@@ -48,7 +25,7 @@ setup_file() {
 }
 
 setup() {
-	CLEAN=$BATS_FILE_TMPDIR/clean
+	CLEAN=$FIXTURES/clean
 	cd "$FIXTURES"
 }
 

@@ -14,28 +14,6 @@ RULE=tiexec-test
 
 setup_file() {
 	local t=$BATS_FILE_TMPDIR n
-	cat >"$t/clean.c" <<-'EOF'
-		#define _GNU_SOURCE
-		#include <stdio.h>
-		#include <stdlib.h>
-		#include <unistd.h>
-		#include <sys/syscall.h>
-		/* clean VAR=VAL... CMD ARGS...: env -i with only fds 0-2 open */
-		int main(int argc, char **argv)
-		{
-			char **v = calloc((size_t)argc + 2, sizeof *v);
-			if (!v || syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
-				return 111;
-			v[0] = "env";
-			v[1] = "-i";
-			for (int i = 1; i < argc; i++)
-				v[i + 1] = argv[i];
-			execv("/usr/bin/env", v);
-			perror("clean: /usr/bin/env");
-			return 111;
-		}
-	EOF
-	gcc -O2 -o "$t/clean" "$t/clean.c"
 
 	# m/: marked copies (go through tiexec), u/: unmarked copies.
 	mkdir "$t/m" "$t/u"
@@ -74,7 +52,7 @@ setup() {
 	if grep -q failed "$BATS_FILE_TMPDIR/ns-check"; then
 		skip_unsupported "no private binfmt_misc instance (needs Linux >= 6.7 and unprivileged user namespaces): $(head -c 300 "$BATS_FILE_TMPDIR/ns-check" | tr '\n' ' ')"
 	fi
-	CLEAN=$BATS_FILE_TMPDIR/clean
+	CLEAN=$FIXTURES/clean
 	M=$BATS_FILE_TMPDIR/m
 	U=$BATS_FILE_TMPDIR/u
 	O=$BATS_TEST_TMPDIR
