@@ -337,6 +337,12 @@ static void place(struct image *im, int is_interp)
 		}
 	}
 	im->bias = layout_dyn_bias(region, im->info.lo, anchor, mod);
+	if (!is_interp && opt.strategy == ST_OFF && !aslr_off()) {
+		/* No huge pages wanted: a page-granular random base, as the
+		 * kernel gives, rather than one congruent to the file (which
+		 * would let the kernel PMD-map cached 2 MiB folios anyway). */
+		im->bias += (random_u64() % (TX_HUGE / TX_PAGE)) * TX_PAGE;
+	}
 	im->res_lo = (uint64_t)r;
 	im->res_hi = (uint64_t)r + size;
 }
@@ -837,10 +843,16 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 	}
 	sys_prctl(PR_SET_NAME, (unsigned long)tx_basename(execfn), 0, 0, 0);
 
-	if (remap)
+	if (remap) {
 		report(path, &hr, t0);
-	else if (opt.verbose)
-		verbose_note(path, "loaded without remapping (--strategy=off or below --min-text)");
+	} else if (opt.verbose) {
+		struct msg m;
+		msg_head(&m, path);
+		msg_str(&m, "loaded without remapping (--strategy=off or below --min-text), ");
+		msg_ms(&m, now_ns() - t0);
+		msg_str(&m, " ms");
+		say(&m);
+	}
 
 	uint64_t entry = prog.info.interp >= 0 ? interp.eh.e_entry + interp.bias
 					       : prog.eh.e_entry + prog.bias;

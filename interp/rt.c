@@ -172,5 +172,12 @@ void msg_mib(struct msg *m, uint64_t bytes)
 
 void msg_ms(struct msg *m, uint64_t ns)
 {
-	msg_tenths(m, (ns + 50000) / 100000);
+	if (ns >= 9995000) {
+		msg_tenths(m, (ns + 50000) / 100000);
+		return;
+	}
+	uint64_t h = (ns + 5000) / 10000; /* hundredths below 10 ms */
+	msg_u64(m, h / 100);
+	msg_str(m, h % 100 < 10 ? ".0" : ".");
+	msg_u64(m, h % 100);
 }

@@ -29,5 +29,5 @@ void msg_u64(struct msg *m, uint64_t v);
 void msg_hex(struct msg *m, uint64_t v);
 /* Bytes as MiB with one decimal ("82.0"). */
 void msg_mib(struct msg *m, uint64_t bytes);
-/* Nanoseconds as milliseconds with one decimal ("1.4"). */
+/* Nanoseconds as milliseconds: two decimals below 10 ms ("0.42"), one above. */
 void msg_ms(struct msg *m, uint64_t ns);

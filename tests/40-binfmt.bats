@@ -89,10 +89,6 @@ got() {
 	st=$(cat "$O/$1.st")
 }
 
-same() {
-	diff -u <(printf '%s\n' "$1") <(printf '%s\n' "$2")
-}
-
 OFF_LINE="loaded without remapping (--strategy=off or below --min-text)"
 LOADED_RE='^tiexec: .*: [0-9.]+ of [0-9.]+ MiB text on 2 MiB pages \(file [0-9.]+, thp [0-9.]+\), [0-9.]+ on 4 KiB, [0-9.]+ ms$'
 
@@ -111,7 +107,7 @@ compare_marked() {
 	got via
 	[ "$st" -eq "$d_st" ]
 	same "$d_out" "$out"
-	same "tiexec: './$prog': $OFF_LINE" "$err"
+	same_off "tiexec: './$prog': $OFF_LINE" "$err"
 }
 
 @test "binfmt: marked probe-pie runs through tiexec with the same report" {
@@ -161,7 +157,7 @@ compare_marked() {
 		[ "$st" -eq 4 ]
 		same "$d_out" "$out"
 		[[ "$out" == "args ./$g one two 2 "$'\nPROBE_GO hi\n'*$'\ngoroutines ok' ]]
-		same "tiexec: './$g': $OFF_LINE" "$err"
+		same_off "tiexec: './$g': $OFF_LINE" "$err"
 	done
 }
 
@@ -170,7 +166,7 @@ compare_marked() {
 	got via
 	[ "$st" -eq 0 ]
 	same $'exceptions ok\nthreads ok' "$out"
-	same "tiexec: './cxx-static': $OFF_LINE" "$err"
+	same_off "tiexec: './cxx-static': $OFF_LINE" "$err"
 }
 
 @test "binfmt: exec -a keeps the original argv[0]" {
@@ -188,7 +184,7 @@ compare_marked() {
 	[[ "$out" == *$'\ncmdline myname|x||\n'* ]]
 	# bash's exec passes the program as an absolute path.
 	[[ "$out" == *$'\nAT_EXECFN '"$M"$'/probe-pie\n'* ]]
-	same "tiexec: '$M/probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: '$M/probe-pie': $OFF_LINE" "$err"
 }
 
 @test "binfmt: argv[0] unrelated to the path, absolute path" {
@@ -203,7 +199,7 @@ compare_marked() {
 	# No option parsing in binfmt mode: everything reaches the program.
 	[[ "$out" == $'argc 4\nargv[0] \nargv[1] -v\nargv[2] --strategy=x\nargv[3] --\n'* ]]
 	[[ "$out" == *$'\nAT_EXECFN '"$M"$'/probe-static\n'* ]]
-	same "tiexec: '$M/probe-static': $OFF_LINE" "$err"
+	same_off "tiexec: '$M/probe-static': $OFF_LINE" "$err"
 }
 
 @test "binfmt: through sh -c and a PATH lookup" {
@@ -219,11 +215,11 @@ compare_marked() {
 	same "$d_out" "$out"
 	[[ "$out" == $'argc 3\nargv[0] probe-pie\nargv[1] a b\nargv[2] c\n'* ]]
 	[[ "$out" == *$'\nAT_EXECFN '"$M"$'/probe-pie\n'* ]]
-	same "tiexec: '$M/probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: '$M/probe-pie': $OFF_LINE" "$err"
 	got envp
 	[ "$st" -eq 0 ]
 	[[ "$out" == $'argc 2\nargv[0] probe-nopie\nargv[1] z\n'* ]]
-	same "tiexec: '$M/probe-nopie': $OFF_LINE" "$err"
+	same_off "tiexec: '$M/probe-nopie': $OFF_LINE" "$err"
 }
 
 @test "binfmt: exit status passes through" {
@@ -233,11 +229,11 @@ compare_marked() {
 	got pie
 	[ "$st" -eq 7 ]
 	[[ "$out" == *$'\nenv PROBE_EXIT=7\n'* ]]
-	same "tiexec: './probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-pie': $OFF_LINE" "$err"
 	got static
 	[ "$st" -eq 9 ]
 	[[ "$out" == *$'\nenv PROBE_EXIT=9\n'* ]]
-	same "tiexec: './probe-static': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-static': $OFF_LINE" "$err"
 }
 
 @test "binfmt: death by signal passes through" {
@@ -247,11 +243,11 @@ compare_marked() {
 	got term
 	[ "$st" -eq 143 ]
 	[[ "$out" == *$'\nmalloc-big ok' ]]
-	same "tiexec: './probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-pie': $OFF_LINE" "$err"
 	got abrt
 	[ "$st" -eq 134 ]
 	[[ "$out" == *$'\nmalloc-big ok' ]]
-	same "tiexec: './probe-static': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-static': $OFF_LINE" "$err"
 }
 
 @test "binfmt: inherited fds are kept and the AT_EXECFD descriptor is closed" {
@@ -266,7 +262,7 @@ compare_marked() {
 	same "$d_out" "$out"
 	[[ "$out" == *$'\nfds 0 1 2 5 8\n'* ]]
 	[[ "$out" == *$'\nAT_EXECFD absent\n'* ]]
-	same "tiexec: './probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-pie': $OFF_LINE" "$err"
 }
 
 @test "binfmt: stdin and stdout pipes" {
@@ -275,7 +271,7 @@ compare_marked() {
 	got via
 	[ "$st" -eq 0 ]
 	same $'malloc-big ok\nin 1\nin 2' "$out"
-	same "tiexec: './probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-pie': $OFF_LINE" "$err"
 }
 
 @test "binfmt: the program keeps the pid the shell exec'd" {
@@ -308,7 +304,7 @@ compare_marked() {
 	got big
 	[ "$st" -eq 0 ]
 	same "$d_out" "$out"
-	same "tiexec: './probe-nopie': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-nopie': $OFF_LINE" "$err"
 }
 
 @test "binfmt: TIEXEC_STRATEGY and a bad setting" {
@@ -318,7 +314,7 @@ compare_marked() {
 	got off
 	[ "$st" -eq 0 ]
 	[[ "$out" == $'argc 1\nargv[0] ./probe-pie\n'* ]]
-	same "tiexec: './probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-pie': $OFF_LINE" "$err"
 	got bad
 	[ "$st" -eq 0 ]
 	[[ "$out" == $'argc 1\nargv[0] ./probe-pie\n'* ]]
@@ -340,7 +336,7 @@ compare_marked() {
 	# ... while in the same namespace the marked one does.
 	got marked
 	[ "$st" -eq 0 ]
-	same "tiexec: '$M/probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: '$M/probe-pie': $OFF_LINE" "$err"
 }
 
 @test "binfmt: large text of a marked bigtext-pie is on huge pages" {

@@ -20,3 +20,14 @@ skip_unsupported() {
 run_t() {
 	run timeout 60 "$@"
 }
+
+# same WANT GOT: equal, else show a diff.
+same() {
+	diff -u <(printf '%s\n' "$1") <(printf '%s\n' "$2")
+}
+
+# same_off WANT GOT: GOT is WANT followed by the loader's time (", N ms").
+same_off() {
+	[[ "$2" =~ ^(.*),\ [0-9]+\.[0-9]+\ ms$ ]] || { echo "no time at the end of: $2"; return 1; }
+	same "$1" "${BASH_REMATCH[1]}"
+}
