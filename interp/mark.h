@@ -1,0 +1,96 @@
+/* The tiexec mark: how a binary asks to be run through tiexec.
+ *
+ * Shared by tiexec-stamp (which writes it) and the loader (which reads it);
+ * scripts/tiexec-binfmt and packaging/binfmt.d/tiexec.conf repeat the
+ * binfmt_misc rule below (a test checks they agree).  Two parts:
+ *
+ * 1. The marker, which the kernel can match.  binfmt_misc only sees the
+ *    first 256 bytes of a file, so the marker is bit TIEXEC_MARK_FLAG of the
+ *    first program header's p_flags.  The bit lies inside PF_MASKOS
+ *    (0x0ff00000, reserved for OS-specific meanings, ignored by the kernel's
+ *    ELF loader, glibc's ld.so, strip and objcopy) and is not libhugetlbfs's
+ *    PF_LINUX_HUGETLB (0x00100000).  The first program header must start at
+ *    e_phoff == 64 (right after the ELF header), so the bit is always the
+ *    byte at file offset TIEXEC_MARK_BYTE.  The e_ident padding is not used:
+ *    glibc refuses nonzero padding, which would break ldd and "ld.so prog".
+ *
+ * 2. The note, which holds the policy: a section ".note.tiexec" of type
+ *    SHT_NOTE, not loaded (no PT_LOAD or PT_NOTE covers it), holding one ELF
+ *    note with owner "tiexec", type TIEXEC_NT_POLICY and as descriptor a
+ *    struct tiexec_policy in little-endian byte order.
+ *
+ * Version rule.  `version` changes only when the meaning of an existing
+ * field changes; a reader ignores a note whose version it does not know
+ * (the program then runs with defaults).  New fields are appended at the end
+ * without changing `version`: `size` says how many bytes of the descriptor
+ * were written, and a reader takes a field as unset when it lies beyond
+ * `size`.  A program whose marker is set but whose note is missing or
+ * unreadable runs with defaults.
+ *
+ * Precedence in the loader: defaults < note < TIEXEC_* environment <
+ * command-line options. */
+#pragma once
+
+#include <stdint.h>
+
+#define TIEXEC_MARK_FLAG 0x00400000u
+#define TIEXEC_MARK_PHOFF 64
+#define TIEXEC_MARK_BYTE (TIEXEC_MARK_PHOFF + 4 + 2) /* (p_flags >> 16) & 0xff */
+
+#define TIEXEC_NOTE_SECTION ".note.tiexec"
+#define TIEXEC_NOTE_OWNER "tiexec"
+#define TIEXEC_NT_POLICY 1
+#define TIEXEC_POLICY_VERSION 1
+
+#define TIEXEC_UNSET32 0xffffffffu
+#define TIEXEC_UNSET64 0xffffffffffffffffull
+
+/* strategy: the values of enum strategy in interp/opts.h. */
+enum {
+	TIEXEC_STRATEGY_AUTO = 0,
+	TIEXEC_STRATEGY_FILE = 1,
+	TIEXEC_STRATEGY_THP = 2,
+	TIEXEC_STRATEGY_HUGETLB = 3,
+	TIEXEC_STRATEGY_OFF = 4,
+};
+
+/* flags: a bit set turns a setting on; clear means "not asked for". */
+#define TIEXEC_POLICY_ROUND_OUT 0x1u /* --round-out */
+#define TIEXEC_POLICY_LAZY 0x2u      /* --lazy */
+#define TIEXEC_POLICY_LIBS 0x4u      /* shared libraries too (reserved: a later issue) */
+
+struct tiexec_policy {
+	uint32_t version;  /* TIEXEC_POLICY_VERSION */
+	uint32_t size;     /* bytes of this descriptor as written */
+	uint32_t strategy; /* TIEXEC_STRATEGY_*, or TIEXEC_UNSET32 */
+	uint32_t flags;    /* TIEXEC_POLICY_* */
+	uint64_t min_text; /* bytes, or TIEXEC_UNSET64 */
+	/* How to undo the stamp byte for byte (tiexec-stamp --remove): the
+	 * file's size and section header fields before stamping, and the
+	 * first program header's p_flags.  Zero when unknown. */
+	uint64_t orig_size;
+	uint64_t orig_shoff;
+	uint16_t orig_shnum;
+	uint16_t orig_shstrndx;
+	uint32_t orig_flags0;
+};
+
+/* The binfmt_misc rule, for `echo RULE > /proc/sys/fs/binfmt_misc/register`
+ * with the interpreter path in between.  The magic starts at offset 0 and
+ * covers bytes 0..70: "\177ELF", 64-bit, little-endian, version 1, e_type
+ * ET_EXEC or ET_DYN (2 or 3: mask 0xfe), e_machine x86-64 (0x3e),
+ * e_phoff == 64, e_phentsize == 56, and the marker bit at byte 70. */
+#define TIEXEC_BINFMT_NAME "tiexec"
+#define TIEXEC_BINFMT_FLAGS "POF"
+#define TIEXEC_BINFMT_MAGIC                                                         \
+	"\\x7f\\x45\\x4c\\x46\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
+	"\\x02\\x00\\x3e\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
+	"\\x40\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
+	"\\x00\\x00\\x00\\x00\\x00\\x00\\x38\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
+	"\\x00\\x00\\x00\\x00\\x00\\x00\\x40"
+#define TIEXEC_BINFMT_MASK                                                          \
+	"\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
+	"\\xfe\\xff\\xff\\xff\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
+	"\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
+	"\\x00\\x00\\x00\\x00\\x00\\x00\\xff\\xff\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
+	"\\x00\\x00\\x00\\x00\\x00\\x00\\x40"
