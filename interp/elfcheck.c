@@ -150,3 +150,30 @@ enum elf_err elf_check_interp(const char *s, uint64_t len)
 		return ELF_BAD_INTERP;
 	return ELF_OK;
 }
+
+int elf_note_find(const void *buf, size_t len, const char *owner, uint32_t type, const void **desc,
+		  size_t *desclen)
+{
+	const unsigned char *b = buf;
+	size_t olen = strlen(owner) + 1;
+
+	for (size_t at = 0; len - at >= 12 && at <= len;) {
+		uint32_t h[3];
+		memcpy(h, b + at, sizeof(h));
+		size_t name = at + 12;
+		size_t namesz = ((size_t)h[0] + 3) & ~(size_t)3;
+		if (h[0] > len || namesz > len - name)
+			return -1;
+		size_t d = name + namesz;
+		size_t descsz = ((size_t)h[1] + 3) & ~(size_t)3;
+		if (h[1] > len || descsz > len - d)
+			return -1;
+		if (h[2] == type && h[0] == olen && memcmp(b + name, owner, olen) == 0) {
+			*desc = b + d;
+			*desclen = h[1];
+			return 0;
+		}
+		at = d + descsz;
+	}
+	return -1;
+}

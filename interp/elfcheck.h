@@ -70,3 +70,10 @@ enum elf_err elf_check_phdrs(const Elf64_Ehdr *eh, const Elf64_Phdr *ph, uint64_
 /* Checks the PT_INTERP bytes: non-empty, NUL-terminated exactly at the end,
  * no NUL before it. */
 enum elf_err elf_check_interp(const char *s, uint64_t len);
+
+/* Finds the ELF note with this owner and type among the notes in buf (the
+ * contents of one SHT_NOTE section, 4-byte aligned entries).  Returns 0 and
+ * the descriptor's place, or -1 if there is none or the notes are
+ * malformed (an entry running past the end). */
+int elf_note_find(const void *buf, size_t len, const char *owner, uint32_t type, const void **desc,
+		  size_t *desclen);

@@ -22,6 +22,7 @@
 #include "elfcheck.h"
 #include "huge.h"
 #include "layout.h"
+#include "mark.h"
 #include "opts.h"
 #include "rt.h"
 #include "sys.h"
@@ -39,11 +40,14 @@
 
 ARCH_ENTRY;
 ARCH_JUMP;
+ARCH_FINAL;
+ARCH_JUMP_FINAL;
 
 __attribute__((noreturn)) void tiexec_main(uint64_t *sp);
 
 extern const char tx_ehdr_start[] __asm__("__ehdr_start") __attribute__((visibility("hidden")));
 extern Elf64_Dyn tx_dynamic[] __asm__("_DYNAMIC") __attribute__((visibility("hidden")));
+extern const char tx_end[] __asm__("_end") __attribute__((visibility("hidden")));
 
 /* A program or interpreter being loaded. */
 struct image {
@@ -61,7 +65,9 @@ struct image {
 
 static struct image prog, interp;
 static uint64_t aux[AUX_MAX];
-static struct opts opt;
+static struct opts opt;                 /* in effect */
+static struct opts env_o, cli_o, note_o; /* what each source set */
+static char exe_env[4096 + 16];         /* "TIEXEC_EXE=/abs/path" */
 static char path_buf[4096];
 static char interp_path[4096];
 
@@ -434,6 +440,51 @@ static void open_interp(const char *prog_path)
 		die(interp_path, "interpreter is not a static ELF shared object", NULL, 126);
 }
 
+/* The policy note of a marked program (interp/mark.h), into note_o.  Reads
+ * the section headers from the end (tiexec-stamp appends its section), at
+ * most 32 at a time, and only notes of a sane size. */
+static void read_note(struct image *im)
+{
+	static Elf64_Shdr sh[32];
+	static unsigned char nb[4096];
+	const Elf64_Ehdr *eh = &im->eh;
+	const char *why = "marked, but without a readable tiexec note: defaults";
+
+	opts_default(&note_o);
+	if (eh->e_phoff != TIEXEC_MARK_PHOFF || !(im->ph[0].p_flags & TIEXEC_MARK_FLAG))
+		return;
+	if (eh->e_shoff && eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shnum &&
+	    eh->e_shnum < SHN_LORESERVE && eh->e_shoff <= im->size &&
+	    (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) <= im->size - eh->e_shoff) {
+		for (unsigned end = eh->e_shnum; end > 0;) {
+			unsigned start = end > 32 ? end - 32 : 0;
+			size_t n = (end - start) * sizeof(Elf64_Shdr);
+			if (sys_pread(im->fd, sh, n, eh->e_shoff + start * sizeof(Elf64_Shdr)) != (long)n)
+				break;
+			for (unsigned i = end - start; i-- > 0;) {
+				const Elf64_Shdr *h = &sh[i];
+				const void *desc;
+				size_t dlen;
+				if (h->sh_type != SHT_NOTE || !h->sh_size || h->sh_size > sizeof(nb) ||
+				    h->sh_offset > im->size || h->sh_size > im->size - h->sh_offset ||
+				    sys_pread(im->fd, nb, h->sh_size, h->sh_offset) != (long)h->sh_size ||
+				    elf_note_find(nb, h->sh_size, TIEXEC_NOTE_OWNER, TIEXEC_NT_POLICY, &desc, &dlen))
+					continue;
+				switch (opts_note(&note_o, desc, dlen)) {
+				case OPT_NOTE_OK: return;
+				case OPT_NOTE_VERSION: why = "tiexec note of an unknown version: defaults"; break;
+				default: why = "malformed tiexec note: defaults"; break;
+				}
+				opts_default(&note_o);
+				goto out;
+			}
+			end = start;
+		}
+	}
+out:
+	verbose_note(im->path, why);
+}
+
 /* ---- the program's initial stack ---------------------------------------- */
 
 struct start {
@@ -475,31 +526,151 @@ static uint64_t area_end(char **v, long n)
 	return (uint64_t)(uintptr_t)(v[n - 1] + strlen(v[n - 1]) + 1);
 }
 
+/* The vDSO's "syscall; xor...; ret", if it has one (see arch.h). */
+static uint64_t find_gadget(void)
+{
+	const unsigned char *v = (const unsigned char *)(uintptr_t)aux[AT_SYSINFO_EHDR];
+	Elf64_Ehdr eh;
+
+	if (!v)
+		return 0;
+	memcpy(&eh, v, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh.e_phoff > 4096 || eh.e_phnum > 16)
+		return 0;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr p;
+		memcpy(&p, v + eh.e_phoff + i * sizeof(p), sizeof(p));
+		if (p.p_type != PT_LOAD || !(p.p_flags & PF_X) || p.p_vaddr + p.p_filesz > 65536)
+			continue;
+		for (uint64_t j = 0; j + 3 <= p.p_filesz; j++) {
+			uint64_t n = p.p_filesz - j < 32 ? p.p_filesz - j : 32;
+			if (arch_is_gadget(v + p.p_vaddr + j, n))
+				return (uint64_t)(uintptr_t)(v + p.p_vaddr + j);
+		}
+	}
+	return 0;
+}
+
 /* Builds the program's argc/argv/envp/auxv block and jumps.  The program's
  * arguments (a suffix of ours) move to the start of the kernel's argument
  * area, so /proc/PID/cmdline shows them; PR_SET_MM_MAP (no privilege
  * needed) then makes the kernel's bounds match, with the environment
  * moved up behind them as a direct exec has it.  Without PR_SET_MM_MAP the
- * tail of the area is NUL padding. */
+ * tail of the area is NUL padding.
+ *
+ * /proc/PID/exe: where the process may change it (CAP_CHECKPOINT_RESTORE or
+ * CAP_SYS_ADMIN in its user namespace for PR_SET_MM_MAP's exe_fd, or
+ * CAP_SYS_RESOURCE for PR_SET_MM_EXE_FILE), the final stage sets it to the
+ * program after unmapping the loader.  Where it may not, it keeps naming
+ * tiexec, and TIEXEC_EXE=<program> joins the environment so that a re-exec
+ * of /proc/self/exe runs the program again (see tiexec_main). */
 __attribute__((noreturn)) static void start_program(struct start *s, long first, const char *execfn,
 						   uint64_t entry)
 {
 	long pargc = s->argc - first;
 	char **pargv = s->argv + first;
 	long naux = (long)(s->auxv_end - s->auxv) / 2;
+
+	/* Kernel's areas, as it set them up for us. */
+	int args_ok = s->argc > 0 && contiguous(s->argv, s->argc);
+	int env_ok = s->nenv > 0 && contiguous(s->envp, s->nenv) && args_ok &&
+		     (uint64_t)(uintptr_t)s->envp[0] == area_end(s->argv, s->argc);
+	uint64_t arg_start = args_ok ? (uint64_t)(uintptr_t)s->argv[0] : 0;
+	uint64_t arg_end = args_ok ? area_end(s->argv, s->argc) : 0;
+	uint64_t env_end = env_ok ? area_end(s->envp, s->nenv) : arg_end;
+	uint64_t moved = pargc && args_ok ? (uint64_t)(arg_end - (uint64_t)(uintptr_t)pargv[0]) : 0;
+	uint64_t envlen = env_ok ? env_end - arg_end : 0;
+
+	struct prctl_mm_map mm;
+	memset(&mm, 0, sizeof(mm));
+	uint64_t sc = UINT64_MAX, ec = 0, sd = 0, ed = 0, brk_end = 0;
+	for (unsigned i = 0; i < prog.nsegs; i++) {
+		const struct seg *g = &prog.segs[i];
+		if ((g->flags & PF_X) && g->vaddr < sc)
+			sc = g->vaddr;
+		if ((g->flags & PF_X) && g->vaddr + g->filesz > ec)
+			ec = g->vaddr + g->filesz;
+		if (g->vaddr > sd)
+			sd = g->vaddr;
+		if (g->vaddr + g->filesz > ed)
+			ed = g->vaddr + g->filesz;
+		if (g->vaddr + g->memsz > brk_end)
+			brk_end = g->vaddr + g->memsz;
+	}
+	uint64_t brk = (uint64_t)sys_brk(0);
+	/* A static PIE keeps the brk the kernel gave us, which is where it
+	 * gives one to a program without interpreter; others get it after
+	 * their .bss, randomized as arch_randomize_brk does. */
+	if (!(prog.info.type == ET_DYN && prog.info.interp < 0)) {
+		brk = tx_up(brk_end, TX_PAGE);
+		if (!aslr_off())
+			brk += (random_u64() & ((32ULL << 20) - 1)) & -TX_PAGE;
+	}
+	mm.start_code = sc;
+	mm.end_code = ec;
+	mm.start_data = sd;
+	mm.end_data = ed;
+	mm.start_brk = mm.brk = brk;
+	mm.start_stack = (uint64_t)(uintptr_t)s->argv - 8;
+	mm.arg_start = arg_start;
+	mm.arg_end = arg_start + moved;
+	mm.env_start = mm.arg_end;
+	mm.env_end = mm.arg_end + envlen;
+	mm.exe_fd = (uint32_t)-1;
+
+	/* May we change /proc/PID/exe?  The kernel checks permission before
+	 * it refuses (EBUSY) because tiexec is still mapped. */
+	int exe_mode = ARCH_EXE_NONE, exe_done = 0;
+	if (args_ok) {
+		mm.exe_fd = (uint32_t)prog.fd;
+		long e = sys_prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&mm, sizeof(mm), 0);
+		mm.exe_fd = (uint32_t)-1;
+		if (e == -EBUSY)
+			exe_mode = ARCH_EXE_MAP;
+		else if (e == 0)
+			exe_done = 1; /* a kernel that does not mind the loader's mapping */
+		else if (sys_prctl(PR_SET_MM, PR_SET_MM_EXE_FILE, (unsigned long)prog.fd, 0, 0) == -EBUSY)
+			exe_mode = ARCH_EXE_FILE;
+	}
+	const char *extra_env = NULL;
+	if (exe_mode == ARCH_EXE_NONE && !exe_done) {
+		char link[32];
+		struct msg m;
+		m.n = 0;
+		msg_str(&m, "/proc/self/fd/");
+		msg_u64(&m, (uint64_t)prog.fd);
+		m.b[m.n] = '\0';
+		memcpy(link, m.b, m.n + 1);
+		memcpy(exe_env, "TIEXEC_EXE=", 11);
+		long n = SC(__NR_readlinkat, TX_AT_FDCWD, link, exe_env + 11, sizeof(exe_env) - 12, 0, 0);
+		if (n > 0 && exe_env[11] == '/') {
+			exe_env[11 + n] = '\0';
+			extra_env = exe_env;
+		}
+	}
+	/* File capabilities on tiexec (the opt-in for PR_SET_MM_EXE_FILE) made
+	 * the kernel start us in secure mode; the program gets what a plain
+	 * exec would have given it: no capabilities, dumpable, not secure. */
+	int drop_caps = aux[AT_SECURE] && aux[AT_UID] == aux[AT_EUID] && aux[AT_GID] == aux[AT_EGID];
+
+	long nenv = s->nenv;
 	size_t fnlen = strlen(execfn) + 1;
-	size_t words = 1 + (size_t)pargc + 1 + (size_t)s->nenv + 1 + 2 * (size_t)naux;
-	size_t len = tx_up(words * 8 + fnlen, 16);
+	size_t xlen = extra_env ? strlen(extra_env) + 1 : 0;
+	size_t words = 1 + (size_t)pargc + 1 + (size_t)nenv + (extra_env ? 1 : 0) + 1 + 2 * (size_t)naux;
+	size_t len = tx_up(words * 8 + fnlen + xlen, 16);
 	uint64_t top = (uint64_t)(uintptr_t)s->auxv_end;
 	uint64_t dst = (top - len) & -16ULL;
 	uint64_t block[len / 8];
 	uint64_t *w = block;
 
 	/* auxv first, into the block, so PR_SET_MM_MAP can record it. */
-	uint64_t *auxo = block + 1 + pargc + 1 + s->nenv + 1;
+	uint64_t *auxo = w + 1 + pargc + 1 + nenv + (extra_env ? 1 : 0) + 1;
 	char *fn = (char *)(block + words);
 	memcpy(fn, execfn, fnlen);
 	uint64_t fn_final = dst + words * 8;
+	if (extra_env)
+		memcpy(fn + fnlen, extra_env, xlen);
 	long na = 0;
 	for (uint64_t *a = s->auxv;; a += 2) {
 		uint64_t t = a[0], v = a[1];
@@ -511,6 +682,7 @@ __attribute__((noreturn)) static void start_program(struct start *s, long first,
 		case AT_ENTRY: v = prog.eh.e_entry + prog.bias; break;
 		case AT_EXECFN: v = fn_final; break;
 		case AT_FLAGS: v = 0; break;
+		case AT_SECURE: v = drop_caps ? 0 : v; break;
 		case AT_EXECFD: continue;
 		default: break;
 		}
@@ -523,60 +695,12 @@ __attribute__((noreturn)) static void start_program(struct start *s, long first,
 	for (long i = 2 * na; i < 2 * naux; i++)
 		auxo[i] = 0; /* a dropped AT_EXECFD leaves trailing AT_NULLs */
 
-	/* Kernel's areas, as it set them up for us. */
-	int args_ok = s->argc > 0 && contiguous(s->argv, s->argc);
-	int env_ok = s->nenv > 0 && contiguous(s->envp, s->nenv) && args_ok &&
-		     (uint64_t)(uintptr_t)s->envp[0] == area_end(s->argv, s->argc);
-	uint64_t arg_start = (uint64_t)(uintptr_t)s->argv[0];
-	uint64_t arg_end = args_ok ? area_end(s->argv, s->argc) : 0;
-	uint64_t env_end = env_ok ? area_end(s->envp, s->nenv) : arg_end;
-	uint64_t moved = pargc ? (uint64_t)(arg_end - (uint64_t)(uintptr_t)pargv[0]) : 0;
-	uint64_t envlen = env_ok ? env_end - arg_end : 0;
-
-	int mm_ok = 0;
-	if (args_ok) {
-		struct prctl_mm_map mm;
-		memset(&mm, 0, sizeof(mm));
-		uint64_t sc = UINT64_MAX, ec = 0, sd = 0, ed = 0, brk_end = 0;
-		for (unsigned i = 0; i < prog.nsegs; i++) {
-			const struct seg *g = &prog.segs[i];
-			if ((g->flags & PF_X) && g->vaddr < sc)
-				sc = g->vaddr;
-			if ((g->flags & PF_X) && g->vaddr + g->filesz > ec)
-				ec = g->vaddr + g->filesz;
-			if (g->vaddr > sd)
-				sd = g->vaddr;
-			if (g->vaddr + g->filesz > ed)
-				ed = g->vaddr + g->filesz;
-			if (g->vaddr + g->memsz > brk_end)
-				brk_end = g->vaddr + g->memsz;
-		}
-		uint64_t brk = (uint64_t)sys_brk(0);
-		/* A static PIE keeps the brk the kernel gave us, which is where
-		 * it gives one to a program without interpreter; others get it
-		 * after their .bss, randomized as arch_randomize_brk does. */
-		if (!(prog.info.type == ET_DYN && prog.info.interp < 0)) {
-			brk = tx_up(brk_end, TX_PAGE);
-			if (!aslr_off())
-				brk += (random_u64() & ((32ULL << 20) - 1)) & -TX_PAGE;
-		}
-		mm.start_code = sc;
-		mm.end_code = ec;
-		mm.start_data = sd;
-		mm.end_data = ed;
-		mm.start_brk = mm.brk = brk;
-		mm.start_stack = dst;
-		mm.arg_start = arg_start;
-		mm.arg_end = arg_start + moved;
-		mm.env_start = mm.arg_end;
-		mm.env_end = mm.arg_end + envlen;
-		mm.auxv = (__u64 *)auxo;
-		mm.auxv_size = (uint32_t)(na * 16);
-		mm.exe_fd = (uint32_t)-1;
-		if (mm.auxv_size > 52 * 8)
-			mm.auxv_size = 0;
-		mm_ok = sys_prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&mm, sizeof(mm), 0) == 0;
-	}
+	mm.start_stack = dst;
+	mm.auxv = (__u64 *)auxo;
+	mm.auxv_size = (uint32_t)(na * 16);
+	if (mm.auxv_size > 52 * 8)
+		mm.auxv_size = 0;
+	int mm_ok = args_ok && sys_prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&mm, sizeof(mm), 0) == 0;
 
 	/* argv strings to the start of the area, then (when the kernel now
 	 * knows the new bounds) the environment right behind them. */
@@ -593,21 +717,55 @@ __attribute__((noreturn)) static void start_program(struct start *s, long first,
 	}
 	w[1 + pargc] = 0;
 	uint64_t *we = w + 2 + pargc;
+	long ne = 0;
 	if (mm_ok && env_ok) {
 		char *efrom = s->envp[0], *eto = to + moved;
 		memmove(eto, efrom, envlen);
-		for (long i = 0; i < s->nenv; i++)
-			we[i] = (uint64_t)(uintptr_t)(eto + (s->envp[i] - efrom));
+		for (long i = 0; i < nenv; i++)
+			if (!extra_env || !tx_skip(s->envp[i], "TIEXEC_EXE="))
+				we[ne++] = (uint64_t)(uintptr_t)(eto + (s->envp[i] - efrom));
 		memset(eto + envlen, 0, (size_t)(env_end - (uint64_t)(uintptr_t)(eto + envlen)));
 	} else {
-		for (long i = 0; i < s->nenv; i++)
-			we[i] = (uint64_t)(uintptr_t)s->envp[i];
+		for (long i = 0; i < nenv; i++)
+			if (!extra_env || !tx_skip(s->envp[i], "TIEXEC_EXE="))
+				we[ne++] = (uint64_t)(uintptr_t)s->envp[i];
 		if (args_ok)
 			memset(to + moved, 0, (size_t)(arg_end - arg_start - moved));
 	}
-	we[s->nenv] = 0;
+	if (extra_env)
+		we[ne++] = fn_final + fnlen;
+	/* Entries skipped above leave NULLs; the vector ends at the first. */
+	while (we + ne < auxo)
+		we[ne++] = 0;
 
-	arch_jump((void *)(uintptr_t)dst, block, len, entry);
+	/* The final stage, in a page of its own (see arch.h). */
+	long page = sys_mmap(0, TX_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t code = (size_t)(arch_final_end - arch_final_code);
+	if (page < 0) {
+		sys_close(prog.fd);
+		arch_jump((void *)(uintptr_t)dst, block, len, entry);
+	}
+	unsigned char *pg = (unsigned char *)(uintptr_t)page;
+	struct arch_final *f = (struct arch_final *)(uintptr_t)tx_up((uint64_t)page + code, 64);
+	memcpy(pg, arch_final_code, code);
+	memset(f, 0, sizeof(*f));
+	uint64_t lo = tx_down((uint64_t)(uintptr_t)tx_ehdr_start, TX_PAGE);
+	f->loader_lo = lo;
+	f->loader_len = tx_up((uint64_t)(uintptr_t)tx_end, TX_PAGE) - lo;
+	f->exe_mode = (uint64_t)exe_mode;
+	f->exe_fd = (uint64_t)prog.fd;
+	f->entry = entry;
+	f->page = (uint64_t)page;
+	f->gadget = find_gadget();
+	f->drop_caps = (uint64_t)drop_caps;
+	f->cap_hdr[0] = 0x20080522; /* _LINUX_CAPABILITY_VERSION_3 */
+	mm.auxv = (__u64 *)(uintptr_t)(dst + (uint64_t)(auxo - block) * 8);
+	mm.exe_fd = (uint32_t)prog.fd;
+	memcpy(f->mm, &mm, sizeof(mm));
+	if (exe_mode == ARCH_EXE_NONE)
+		sys_close(prog.fd);
+	sys_mprotect((uint64_t)page, TX_PAGE, PROT_READ | PROT_EXEC);
+	arch_jump_final((void *)(uintptr_t)dst, block, len, pg, f);
 }
 
 /* ---- top level ---------------------------------------------------------- */
@@ -687,9 +845,11 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 	t0 = now_ns();
 	parse_start(sp, &s);
 
+	opts_default(&env_o);
+	opts_default(&cli_o);
 	opts_default(&opt);
 	for (long i = 0; i < s.nenv; i++) {
-		if (opts_env(&opt, s.envp[i]) != OPT_ENV_OK) {
+		if (opts_env(&env_o, s.envp[i]) != OPT_ENV_OK) {
 			struct msg m;
 			m.n = 0;
 			msg_str(&m, "tiexec: ignoring bad setting ");
@@ -703,13 +863,26 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 	 * argv = [us, /full/path, original argv0, args...]; flag O passes an
 	 * open descriptor in AT_EXECFD.  Anything else is a command line. */
 	binfmt = (aux[AT_FLAGS] & AT_FLAGS_PRESERVE_ARGV0) || aux[AT_EXECFD];
-	if (binfmt) {
-		if (s.argc < 2)
-			die("tiexec", "started by binfmt_misc without a program", NULL, 126);
-		path = s.argv[1];
-		first = (aux[AT_FLAGS] & AT_FLAGS_PRESERVE_ARGV0) && s.argc > 2 ? 2 : 1;
+	/* A program that could not be given its own /proc/self/exe (see
+	 * start_program) and re-executes it starts tiexec under the
+	 * program's name, with TIEXEC_EXE saying which program it was. */
+	const char *again = binfmt ? NULL : getenv_in(s.envp, "TIEXEC_EXE");
+	const char *self = aux[AT_EXECFN] ? (const char *)(uintptr_t)aux[AT_EXECFN] : "tiexec";
+	int reexec = again && *again == '/' && s.argc > 0 &&
+		     !tx_streq(tx_basename(s.argv[0]), tx_basename(self));
+	opts_merge(&opt, &env_o);
+	if (binfmt || reexec) {
+		if (reexec) {
+			path = again;
+			first = 0;
+		} else {
+			if (s.argc < 2)
+				die("tiexec", "started by binfmt_misc without a program", NULL, 126);
+			path = s.argv[1];
+			first = (aux[AT_FLAGS] & AT_FLAGS_PRESERVE_ARGV0) && s.argc > 2 ? 2 : 1;
+		}
 		execfn = aux[AT_EXECFN] ? (const char *)(uintptr_t)aux[AT_EXECFN] : path;
-		if (aux[AT_EXECFD]) {
+		if (aux[AT_EXECFD] && !reexec) {
 			prog.fd = (int)aux[AT_EXECFD];
 		} else {
 			prog.fd = (int)sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
@@ -717,9 +890,22 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 				die_errno(path, NULL, prog.fd);
 		}
 		prog.path = path;
+		/* Without flag C binfmt_misc runs us with the caller's
+		 * credentials: a set-user-ID program would run unprivileged. */
+		struct statx st;
+		char cap[4];
+		long xa = sys_fgetxattr(prog.fd, "security.capability", cap, sizeof(cap));
+		if (sys_statx(prog.fd, "", TX_AT_EMPTY_PATH, STATX_MODE, &st) == 0 &&
+		    ((st.stx_mode & (S_ISUID | S_ISGID)) || xa >= 0 || xa == -ERANGE))
+			die(path, "set-user-ID, set-group-ID or file capabilities: tiexec cannot run it with "
+				  "its privileges (remove the stamp: tiexec-stamp --remove)",
+			    NULL, 126);
 	} else {
 		const char *bad = NULL, *why = NULL;
-		first = opts_argv(&opt, (int)s.argc, s.argv, &bad, &why);
+		first = opts_argv(&cli_o, (int)s.argc, s.argv, &bad, &why);
+		opt.help = cli_o.help;
+		opt.version = cli_o.version;
+		opts_merge(&opt, &cli_o);
 		if (first < 0) {
 			struct msg m;
 			m.n = 0;
@@ -787,6 +973,12 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 		verbose_note(path, "a script: running it directly");
 		exec_plain(path, s.argv + first, s.envp);
 	}
+	/* Precedence: defaults < the program's note < environment < options. */
+	read_note(&prog);
+	opts_default(&opt);
+	opts_merge(&opt, &note_o);
+	opts_merge(&opt, &env_o);
+	opts_merge(&opt, &cli_o);
 	int remap = opt.strategy != ST_OFF && prog.info.text_bytes >= opt.min_text;
 	if (!remap && !binfmt && opt.strategy != ST_OFF) {
 		if (opt.verbose) {
@@ -833,7 +1025,6 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 		huge_apply(&req, &hr);
 		huge_done();
 	}
-	sys_close(prog.fd);
 
 	if (prog.info.exec_stack && aux[AT_EXECFN]) {
 		/* PT_GNU_STACK with PF_X: the whole stack executable, as the

@@ -1,8 +1,10 @@
 #include "opts.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "layout.h"
+#include "mark.h"
 
 static int eq(const char *a, const char *b)
 {
@@ -40,6 +42,64 @@ void opts_default(struct opts *o)
 	o->round_out = 0;
 	o->min_text = TX_HUGE;
 	o->help = o->version = 0;
+	o->set = 0;
+}
+
+void opts_merge(struct opts *dst, const struct opts *src)
+{
+	if (src->set & OPT_VERBOSE)
+		dst->verbose = src->verbose;
+	if (src->set & OPT_STRATEGY)
+		dst->strategy = src->strategy;
+	if (src->set & OPT_LAZY)
+		dst->lazy = src->lazy;
+	if (src->set & OPT_ROUND_OUT)
+		dst->round_out = src->round_out;
+	if (src->set & OPT_MIN_TEXT)
+		dst->min_text = src->min_text;
+	dst->set |= src->set;
+}
+
+enum opts_note_err opts_note(struct opts *o, const void *desc, size_t len)
+{
+	struct tiexec_policy p;
+	const unsigned char *d = desc;
+
+	if (len < 8)
+		return OPT_NOTE_SHORT;
+	memset(&p, 0xff, sizeof(p));
+	for (size_t i = 0; i < len && i < sizeof(p); i++)
+		((unsigned char *)&p)[i] = d[i];
+	if (p.version != TIEXEC_POLICY_VERSION)
+		return OPT_NOTE_VERSION;
+	if (p.size < 8 || p.size > len)
+		return OPT_NOTE_BAD;
+	/* Only what was written: a field past `size` is unset. */
+	if (p.size < offsetof(struct tiexec_policy, flags) + 4)
+		p.flags = 0;
+	if (p.size < offsetof(struct tiexec_policy, strategy) + 4)
+		p.strategy = TIEXEC_UNSET32;
+	if (p.size < offsetof(struct tiexec_policy, min_text) + 8)
+		p.min_text = TIEXEC_UNSET64;
+	if (p.strategy != TIEXEC_UNSET32) {
+		if (p.strategy > ST_OFF)
+			return OPT_NOTE_BAD;
+		o->strategy = (enum strategy)p.strategy;
+		o->set |= OPT_STRATEGY;
+	}
+	if (p.min_text != TIEXEC_UNSET64) {
+		o->min_text = p.min_text;
+		o->set |= OPT_MIN_TEXT;
+	}
+	if (p.flags & TIEXEC_POLICY_ROUND_OUT) {
+		o->round_out = 1;
+		o->set |= OPT_ROUND_OUT;
+	}
+	if (p.flags & TIEXEC_POLICY_LAZY) {
+		o->lazy = 1;
+		o->set |= OPT_LAZY;
+	}
+	return OPT_NOTE_OK;
 }
 
 int opts_strategy(const char *s, enum strategy *out)
@@ -96,16 +156,24 @@ enum opts_env_err opts_env(struct opts *o, const char *e)
 
 	if (!(e = after(e, "TIEXEC_")))
 		return OPT_ENV_OK;
-	if ((v = after(e, "VERBOSE=")))
+	if ((v = after(e, "VERBOSE="))) {
 		o->verbose = opts_bool(v);
-	else if ((v = after(e, "LAZY=")))
+		o->set |= OPT_VERBOSE;
+	} else if ((v = after(e, "LAZY="))) {
 		o->lazy = opts_bool(v);
-	else if ((v = after(e, "ROUND_OUT=")))
+		o->set |= OPT_LAZY;
+	} else if ((v = after(e, "ROUND_OUT="))) {
 		o->round_out = opts_bool(v);
-	else if ((v = after(e, "STRATEGY=")))
-		return opts_strategy(v, &o->strategy) ? OPT_ENV_BAD : OPT_ENV_OK;
-	else if ((v = after(e, "MIN_TEXT=")))
-		return opts_size(v, &o->min_text) ? OPT_ENV_BAD : OPT_ENV_OK;
+		o->set |= OPT_ROUND_OUT;
+	} else if ((v = after(e, "STRATEGY="))) {
+		if (opts_strategy(v, &o->strategy))
+			return OPT_ENV_BAD;
+		o->set |= OPT_STRATEGY;
+	} else if ((v = after(e, "MIN_TEXT="))) {
+		if (opts_size(v, &o->min_text))
+			return OPT_ENV_BAD;
+		o->set |= OPT_MIN_TEXT;
+	}
 	return OPT_ENV_OK;
 }
 
@@ -125,10 +193,13 @@ int opts_argv(struct opts *o, int argc, char **argv, const char **bad, const cha
 		}
 		if (eq(a, "-v") || eq(a, "--verbose")) {
 			o->verbose = 1;
+			o->set |= OPT_VERBOSE;
 		} else if (eq(a, "--lazy")) {
 			o->lazy = 1;
+			o->set |= OPT_LAZY;
 		} else if (eq(a, "--round-out")) {
 			o->round_out = 1;
+			o->set |= OPT_ROUND_OUT;
 		} else if (eq(a, "-h") || eq(a, "--help")) {
 			o->help = 1;
 		} else if (eq(a, "--version")) {
@@ -143,6 +214,7 @@ int opts_argv(struct opts *o, int argc, char **argv, const char **bad, const cha
 				*why = "must be auto, file, thp, hugetlb or off";
 				return -1;
 			}
+			o->set |= OPT_STRATEGY;
 		} else if ((v = after(a, "--min-text")) && (*v == '=' || *v == '\0')) {
 			if (*v == '\0' && ++i >= argc) {
 				*why = "needs a value";
@@ -153,6 +225,7 @@ int opts_argv(struct opts *o, int argc, char **argv, const char **bad, const cha
 				*why = "must be a size such as 4M or 2097152";
 				return -1;
 			}
+			o->set |= OPT_MIN_TEXT;
 		} else {
 			*why = "unknown option";
 			return -1;

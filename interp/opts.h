@@ -1,8 +1,10 @@
-/* Settings: defaults, then TIEXEC_* environment variables, then options on
- * the command line (later issues add the binary's own note between the
- * defaults and the environment).  Pure parsing, unit-tested. */
+/* Settings, lowest precedence first: defaults, the program's own note
+ * (interp/mark.h), TIEXEC_* environment variables, command-line options.
+ * Each source fills a struct opts and marks what it set; opts_merge layers
+ * them.  Pure parsing, unit-tested. */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum strategy { ST_AUTO, ST_FILE, ST_THP, ST_HUGETLB, ST_OFF };
@@ -14,7 +16,22 @@ struct opts {
 	int round_out;
 	uint64_t min_text;
 	int help, version;
+	unsigned set; /* OPT_* bits: which of the fields above this source set */
 };
+
+#define OPT_VERBOSE 0x1u
+#define OPT_STRATEGY 0x2u
+#define OPT_LAZY 0x4u
+#define OPT_ROUND_OUT 0x8u
+#define OPT_MIN_TEXT 0x10u
+
+/* Copies the fields src has set over dst. */
+void opts_merge(struct opts *dst, const struct opts *src);
+
+enum opts_note_err { OPT_NOTE_OK = 0, OPT_NOTE_SHORT, OPT_NOTE_VERSION, OPT_NOTE_BAD };
+/* Applies a tiexec_policy descriptor of len bytes (as found in the note).
+ * Fields beyond its `size`, or unset, are left alone. */
+enum opts_note_err opts_note(struct opts *o, const void *desc, size_t len);
 
 const char *strategy_name(enum strategy s);
 void opts_default(struct opts *o);
