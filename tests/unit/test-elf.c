@@ -465,8 +465,57 @@ static void test_strings(void)
 	   "elf_err_str: out-of-range value");
 }
 
+/* ---- notes ---------------------------------------------------------------- */
+
+/* Appends one note (owner, type, desc) to b at *n, 4-byte aligned. */
+static void put_note(unsigned char *b, size_t *n, const char *owner, uint32_t type, const void *desc,
+		     uint32_t dlen)
+{
+	uint32_t h[3] = { (uint32_t)strlen(owner) + 1, dlen, type };
+	memcpy(b + *n, h, 12);
+	*n += 12;
+	memcpy(b + *n, owner, h[0]);
+	*n += (h[0] + 3) & ~3u;
+	memcpy(b + *n, desc, dlen);
+	*n += (dlen + 3) & ~3u;
+}
+
+static void test_notes(void)
+{
+	unsigned char b[256];
+	size_t n = 0;
+	const void *d;
+	size_t dl;
+	const char gnu[16] = "0123456789abcdef", ours[6] = "policy";
+
+	memset(b, 0, sizeof(b));
+	put_note(b, &n, "GNU", 3, gnu, 16);
+	put_note(b, &n, "tiexec", 2, gnu, 5);
+	put_note(b, &n, "tiexec", 1, ours, 6);
+	ok(elf_note_find(b, n, "tiexec", 1, &d, &dl) == 0 && dl == 6 && memcmp(d, "policy", 6) == 0,
+	   "elf_note_find: the third note, after another owner and another type");
+	ok(elf_note_find(b, n, "GNU", 3, &d, &dl) == 0 && dl == 16 && d == b + 16,
+	   "elf_note_find: the first note");
+	ok(elf_note_find(b, n, "tiexe", 1, &d, &dl) == -1, "elf_note_find: an owner prefix does not match");
+	ok(elf_note_find(b, n, "tiexec", 7, &d, &dl) == -1, "elf_note_find: no such type");
+	ok(elf_note_find(b, n - 1, "tiexec", 1, &d, &dl) == -1,
+	   "elf_note_find: the last note cut short is not found");
+	ok(elf_note_find(b, 11, "GNU", 3, &d, &dl) == -1, "elf_note_find: less than a header");
+	ok(elf_note_find(b, 0, "GNU", 3, &d, &dl) == -1, "elf_note_find: empty section");
+
+	uint32_t huge[3] = { 0xfffffff0u, 0, 1 };
+	memcpy(b, huge, 12);
+	ok(elf_note_find(b, 64, "tiexec", 1, &d, &dl) == -1, "elf_note_find: namesz near 4 GiB");
+	uint32_t huge_desc[3] = { 7, 0xfffffffdu, 1 };
+	memcpy(b, huge_desc, 12);
+	memcpy(b + 12, "tiexec", 7);
+	ok(elf_note_find(b, 64, "tiexec", 1, &d, &dl) == -1,
+	   "elf_note_find: descsz rounding past 4 GiB");
+}
+
 int main(void)
 {
+	test_notes();
 	test_ehdr();
 	test_phdr_errors();
 	test_phdr_good();

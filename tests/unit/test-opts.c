@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "layout.h"
+#include "mark.h"
 #include "opts.h"
 #include "tap.h"
 
@@ -357,6 +358,101 @@ static void test_argv(void)
 	}
 }
 
+/* ---- the policy note and layering ---------------------------------------- */
+
+static void test_note(void)
+{
+	struct tiexec_policy p;
+	struct opts o;
+	struct {
+		const char *desc;
+		uint32_t version, size, strategy, flags;
+		uint64_t min_text;
+		size_t len;
+		enum opts_note_err want;
+		unsigned want_set;
+		enum strategy want_strategy;
+		uint64_t want_min;
+		int want_round, want_lazy;
+	} cases[] = {
+		{ "all unset", 1, sizeof(p), TIEXEC_UNSET32, 0, TIEXEC_UNSET64, sizeof(p), OPT_NOTE_OK, 0,
+		  ST_AUTO, 2 << 20, 0, 0 },
+		{ "thp, 8M, round-out, lazy", 1, sizeof(p), ST_THP,
+		  TIEXEC_POLICY_ROUND_OUT | TIEXEC_POLICY_LAZY, 8 << 20, sizeof(p), OPT_NOTE_OK,
+		  OPT_STRATEGY | OPT_MIN_TEXT | OPT_ROUND_OUT | OPT_LAZY, ST_THP, 8 << 20, 1, 1 },
+		{ "off", 1, sizeof(p), ST_OFF, 0, TIEXEC_UNSET64, sizeof(p), OPT_NOTE_OK, OPT_STRATEGY,
+		  ST_OFF, 2 << 20, 0, 0 },
+		{ "a shorter, older writer: fields past size are unset", 1, 16, ST_FILE,
+		  TIEXEC_POLICY_ROUND_OUT, 123, sizeof(p), OPT_NOTE_OK,
+		  OPT_STRATEGY | OPT_ROUND_OUT, ST_FILE, 2 << 20, 1, 0 },
+		{ "size 12: strategy only", 1, 12, ST_HUGETLB, TIEXEC_POLICY_LAZY, 123, sizeof(p),
+		  OPT_NOTE_OK, OPT_STRATEGY, ST_HUGETLB, 2 << 20, 0, 0 },
+		{ "a newer writer's extra bytes are ignored", 1, sizeof(p) + 8, ST_THP, 0, TIEXEC_UNSET64,
+		  sizeof(p) + 8, OPT_NOTE_OK, OPT_STRATEGY, ST_THP, 2 << 20, 0, 0 },
+		{ "unknown version", 2, sizeof(p), ST_THP, 0, 1, sizeof(p), OPT_NOTE_VERSION, 0, ST_AUTO,
+		  2 << 20, 0, 0 },
+		{ "size larger than the descriptor", 1, sizeof(p) + 4, ST_THP, 0, 1, sizeof(p),
+		  OPT_NOTE_BAD, 0, ST_AUTO, 2 << 20, 0, 0 },
+		{ "size below the header", 1, 4, ST_THP, 0, 1, sizeof(p), OPT_NOTE_BAD, 0, ST_AUTO,
+		  2 << 20, 0, 0 },
+		{ "strategy out of range", 1, sizeof(p), 9, 0, 1, sizeof(p), OPT_NOTE_BAD, 0, ST_AUTO,
+		  2 << 20, 0, 0 },
+		{ "descriptor of 7 bytes", 1, 7, 0, 0, 0, 7, OPT_NOTE_SHORT, 0, ST_AUTO, 2 << 20, 0, 0 },
+	};
+	unsigned char buf[sizeof(p) + 16];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&p, 0, sizeof(p));
+		p.version = cases[i].version;
+		p.size = cases[i].size;
+		p.strategy = cases[i].strategy;
+		p.flags = cases[i].flags;
+		p.min_text = cases[i].min_text;
+		memset(buf, 0, sizeof(buf));
+		memcpy(buf, &p, sizeof(p));
+		opts_default(&o);
+		enum opts_note_err e = opts_note(&o, buf, cases[i].len);
+		ok(e == cases[i].want && o.set == cases[i].want_set &&
+			   o.strategy == cases[i].want_strategy && o.min_text == cases[i].want_min &&
+			   o.round_out == cases[i].want_round && o.lazy == cases[i].want_lazy,
+		   "opts_note: %s (err %d set %#x)", cases[i].desc, e, o.set);
+	}
+}
+
+static void test_merge(void)
+{
+	struct opts base, note, env, cli;
+	char *argv[] = { "tiexec", "--min-text=1M", "prog", NULL };
+	const char *bad, *why;
+
+	opts_default(&base);
+	opts_default(&note);
+	opts_default(&env);
+	opts_default(&cli);
+	note.strategy = ST_THP;
+	note.min_text = 64 << 20;
+	note.round_out = 1;
+	note.set = OPT_STRATEGY | OPT_MIN_TEXT | OPT_ROUND_OUT;
+	opts_env(&env, "TIEXEC_STRATEGY=file");
+	opts_env(&env, "TIEXEC_ROUND_OUT=0");
+	opts_argv(&cli, 3, argv, &bad, &why);
+	opts_merge(&base, &note);
+	ok(base.strategy == ST_THP && base.min_text == 64 << 20 && base.round_out == 1,
+	   "opts_merge: the note over the defaults");
+	opts_merge(&base, &env);
+	ok(base.strategy == ST_FILE && base.min_text == 64 << 20 && base.round_out == 0,
+	   "opts_merge: the environment over the note, also to turn a flag off");
+	opts_merge(&base, &cli);
+	ok(base.strategy == ST_FILE && base.min_text == 1 << 20 && base.round_out == 0 && !base.verbose,
+	   "opts_merge: the command line over both, unset fields untouched");
+	ok(env.set == (OPT_STRATEGY | OPT_ROUND_OUT) && cli.set == OPT_MIN_TEXT,
+	   "each source marks exactly what it set");
+	ok((int)ST_AUTO == TIEXEC_STRATEGY_AUTO && (int)ST_FILE == TIEXEC_STRATEGY_FILE &&
+		   (int)ST_THP == TIEXEC_STRATEGY_THP && (int)ST_HUGETLB == TIEXEC_STRATEGY_HUGETLB &&
+		   (int)ST_OFF == TIEXEC_STRATEGY_OFF,
+	   "enum strategy matches the note's TIEXEC_STRATEGY_* values");
+}
+
 int main(void)
 {
 	test_size();
@@ -365,5 +461,7 @@ int main(void)
 	test_default();
 	test_env();
 	test_argv();
+	test_note();
+	test_merge();
 	return tap_done();
 }
