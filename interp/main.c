@@ -654,7 +654,13 @@ __attribute__((noreturn)) static void start_program(struct start *s, long first,
 	 * exec would have given it: no capabilities, dumpable, not secure. */
 	int drop_caps = aux[AT_SECURE] && aux[AT_UID] == aux[AT_EUID] && aux[AT_GID] == aux[AT_EGID];
 
+	/* The program's environment: ours, with TIEXEC_EXE replaced when it
+	 * is set.  Its end must be exact: libc finds the aux vector right
+	 * after the first NULL. */
 	long nenv = s->nenv;
+	if (extra_env)
+		for (long i = 0; i < s->nenv; i++)
+			nenv -= tx_skip(s->envp[i], "TIEXEC_EXE=") != NULL;
 	size_t fnlen = strlen(execfn) + 1;
 	size_t xlen = extra_env ? strlen(extra_env) + 1 : 0;
 	size_t words = 1 + (size_t)pargc + 1 + (size_t)nenv + (extra_env ? 1 : 0) + 1 + 2 * (size_t)naux;
@@ -721,12 +727,12 @@ __attribute__((noreturn)) static void start_program(struct start *s, long first,
 	if (mm_ok && env_ok) {
 		char *efrom = s->envp[0], *eto = to + moved;
 		memmove(eto, efrom, envlen);
-		for (long i = 0; i < nenv; i++)
+		for (long i = 0; i < s->nenv; i++)
 			if (!extra_env || !tx_skip(s->envp[i], "TIEXEC_EXE="))
 				we[ne++] = (uint64_t)(uintptr_t)(eto + (s->envp[i] - efrom));
 		memset(eto + envlen, 0, (size_t)(env_end - (uint64_t)(uintptr_t)(eto + envlen)));
 	} else {
-		for (long i = 0; i < nenv; i++)
+		for (long i = 0; i < s->nenv; i++)
 			if (!extra_env || !tx_skip(s->envp[i], "TIEXEC_EXE="))
 				we[ne++] = (uint64_t)(uintptr_t)s->envp[i];
 		if (args_ok)
@@ -734,9 +740,7 @@ __attribute__((noreturn)) static void start_program(struct start *s, long first,
 	}
 	if (extra_env)
 		we[ne++] = fn_final + fnlen;
-	/* Entries skipped above leave NULLs; the vector ends at the first. */
-	while (we + ne < auxo)
-		we[ne++] = 0;
+	we[ne] = 0;
 
 	/* The final stage, in a page of its own (see arch.h). */
 	long page = sys_mmap(0, TX_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
