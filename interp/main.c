@@ -27,6 +27,21 @@
 #include "rt.h"
 #include "sys.h"
 
+/* USDT probes (zero cost, a nop, when nobody listens): what tiexec did,
+ * for bpf/tiexec-trace.  Only the loader knows the outcome, and it must
+ * not need a file, a socket or a daemon to tell it. */
+#if TIEXEC_HAVE_SDT
+#define SDT_USE_VARIADIC 1
+#include <sys/sdt.h>
+#define TX_PROBE(...) STAP_PROBEV(tiexec, __VA_ARGS__)
+#else
+#define TX_PROBE(...) ((void)0)
+#endif
+/* Bits of the "loaded" probe's mode argument. */
+#define TX_MODE_BINFMT 1
+#define TX_MODE_REEXEC 2
+#define TX_MODE_REMAPPED 4
+
 #ifndef TIEXEC_VERSION
 #define TIEXEC_VERSION "0.1.0"
 #endif
@@ -831,8 +846,10 @@ static void report(const char *path, const struct huge_result *hr, uint64_t t0)
 /* The program runs as a plain exec would run it: used for what the loader
  * must not or need not handle itself (scripts, set-user-ID files, files we
  * may execute but not read, programs too small to gain anything). */
-__attribute__((noreturn)) static void exec_plain(const char *path, char **argv, char **envp)
+__attribute__((noreturn)) static void exec_plain(const char *path, char **argv, char **envp,
+						const char *why)
 {
+	TX_PROBE(direct, path, why);
 	long e = sys_execve(path, argv, envp);
 	die_errno(path, NULL, e);
 }
@@ -951,7 +968,7 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 		prog.fd = (int)sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
 		if (prog.fd == -EACCES && sys_faccessat(TX_AT_FDCWD, path, X_OK) == 0) {
 			verbose_note(path, "not readable (execute-only): running it directly");
-			exec_plain(path, s.argv + first, s.envp);
+			exec_plain(path, s.argv + first, s.envp, "not readable");
 		}
 		if (prog.fd < 0)
 			die_errno(path, NULL, prog.fd);
@@ -969,13 +986,13 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 		long xa = sys_fgetxattr(prog.fd, "security.capability", cap, sizeof(cap));
 		if ((st.stx_mode & (S_ISUID | S_ISGID)) || xa >= 0 || xa == -ERANGE) {
 			verbose_note(path, "privileged (set-user-ID, set-group-ID or capabilities): running it directly");
-			exec_plain(path, s.argv + first, s.envp);
+			exec_plain(path, s.argv + first, s.envp, "privileged");
 		}
 	}
 
 	if (read_headers(&prog, !binfmt) == 1) {
 		verbose_note(path, "a script: running it directly");
-		exec_plain(path, s.argv + first, s.envp);
+		exec_plain(path, s.argv + first, s.envp, "script");
 	}
 	/* Precedence: defaults < the program's note < environment < options. */
 	read_note(&prog);
@@ -994,6 +1011,7 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 			msg_str(&m, " MiB): running it directly");
 			say(&m);
 		}
+		TX_PROBE(direct, path, "below min-text");
 		long e = sys_execve(path, s.argv + first, s.envp);
 		/* The kernel says ENOENT for a missing interpreter too; say
 		 * which file is missing. */
@@ -1048,6 +1066,14 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 		msg_str(&m, " ms");
 		say(&m);
 	}
+
+	uint64_t mode = (binfmt ? TX_MODE_BINFMT : 0) | (reexec ? TX_MODE_REEXEC : 0) |
+			(remap ? TX_MODE_REMAPPED : 0);
+	uint64_t text = prog.info.text_bytes, huge = hr.text_huge > text ? text : hr.text_huge;
+	const char *why = hr.nnotes ? hr.notes[0] : NULL;
+	TX_PROBE(loaded, path, mode, (uint64_t)opt.strategy, text, huge, hr.file, hr.thp, hr.hugetlb,
+		 now_ns() - t0, why);
+	(void)mode, (void)huge, (void)why;
 
 	uint64_t entry = prog.info.interp >= 0 ? interp.eh.e_entry + interp.bias
 					       : prog.eh.e_entry + prog.bias;
