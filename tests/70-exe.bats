@@ -57,12 +57,13 @@ child exe=reexec argc=3 argv0=./reexec [child] [x y] secure=0 dumpable=1 capeff=
 			if [ $how = direct ]; then exec ./bigtext-pie wait; fi
 			exec ./tiexec --strategy=file ./bigtext-pie wait
 		}
+		pid=$P_PID
 		read -r ready <&"${P[0]}"
 		[ "$ready" = ready ]
-		maps=$(cat "/proc/$P_PID/maps")
-		exe=$(readlink "/proc/$P_PID/exe")
+		maps=$(cat "/proc/$pid/maps")
+		exe=$(readlink "/proc/$pid/exe")
 		exec {P[1]}>&-
-		wait "$P_PID"
+		wait "$pid" || true
 		echo "$how: $(grep -c ' r-xp ' <<<"$maps") executable mappings, exe $exe"
 		eval "${how}_x=$(grep -c ' r-xp ' <<<"$maps")"
 		[ "$exe" = "$W/bigtext-pie" ]
