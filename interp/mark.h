@@ -39,7 +39,8 @@
 
 #define TIEXEC_NOTE_SECTION ".note.tiexec"
 #define TIEXEC_NOTE_OWNER "tiexec"
-#define TIEXEC_NT_POLICY 1
+/* Not 1 or 2: readelf names those NT_VERSION and NT_ARCH for any owner. */
+#define TIEXEC_NT_POLICY 0x74780001u
 #define TIEXEC_POLICY_VERSION 1
 
 #define TIEXEC_UNSET32 0xffffffffu

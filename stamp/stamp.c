@@ -1,0 +1,208 @@
+/* tiexec-stamp: marks programs to be run through tiexec by binfmt_misc, with
+ * a policy (interp/mark.h); checks and removes the mark.  The only part of
+ * tiexec-stamp that prints. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "elfio.h"
+#include "fileio.h"
+#include "note.h"
+
+#ifndef TIEXEC_VERSION
+#define TIEXEC_VERSION "unknown"
+#endif
+
+/* Exit statuses; with several files the worst one wins. */
+enum { ST_OK = 0, ST_NOT_STAMPED = 1, ST_REFUSED = 2 };
+
+static const char usage[] =
+	"Usage: tiexec-stamp [OPTIONS] FILE...    stamp FILEs in place\n"
+	"       tiexec-stamp --check FILE...      is each FILE stamped, and how\n"
+	"       tiexec-stamp --remove FILE...     undo the stamp\n"
+	"\n"
+	"Stamping marks a program so that binfmt_misc runs it through tiexec, with\n"
+	"this policy (an option not given is left to tiexec's defaults):\n"
+	"      --strategy=S       auto, file, thp, hugetlb or off\n"
+	"      --min-text=SIZE    leave the program alone below this much text (2M, 512K)\n"
+	"      --round-out        also cover the unaligned head and tail of the text\n"
+	"      --lazy             do not fault the text in at start\n"
+	"  -h, --help             this text\n"
+	"      --version          the version\n"
+	"\n"
+	"Stamping again replaces the policy.  The file is replaced atomically, with\n"
+	"its mode, owner and extended attributes.\n"
+	"Exit status: 0 done (--check: all stamped), 1 --check: some not stamped,\n"
+	"2 a file refused or an error (one line on stderr each); with several files\n"
+	"the worst.\n";
+
+static void refuse(const char *file, const char *why)
+{
+	fprintf(stderr, "tiexec-stamp: '%s': %s\n", file, why);
+}
+
+static int do_stamp(const char *file, const struct tiexec_policy *want)
+{
+	struct opened f;
+	struct elf_facts facts;
+	unsigned char *out = NULL;
+	size_t outlen = 0;
+	char why[512];
+	int rc = ST_REFUSED;
+
+	if (opened_read(file, OPEN_WRITE, &f, why, sizeof(why)) != 0)
+		goto fail;
+	if (f.st.st_mode & (S_ISUID | S_ISGID)) {
+		snprintf(why, sizeof(why),
+			 "set-user-ID or set-group-ID: tiexec cannot run it with those privileges");
+		goto fail;
+	}
+	if (elf_facts_read(f.buf, f.len, &facts, why, sizeof(why)) != 0 ||
+	    stamp_build(f.buf, &facts, want, &out, &outlen, why, sizeof(why)) != 0)
+		goto fail;
+	/* Stamped so already: leave the file alone. */
+	if ((outlen == f.len && memcmp(out, f.buf, f.len) == 0) ||
+	    replace_file(&f, out, outlen, why, sizeof(why)) == 0)
+		rc = ST_OK;
+fail:
+	if (rc != ST_OK)
+		refuse(file, why);
+	free(out);
+	opened_close(&f);
+	return rc;
+}
+
+static int do_remove(const char *file)
+{
+	struct opened f;
+	struct elf_facts facts;
+	enum remove_kind kind;
+	unsigned char *out = NULL;
+	size_t outlen = 0;
+	char why[512];
+	int rc = ST_REFUSED;
+
+	if (opened_read(file, OPEN_WRITE, &f, why, sizeof(why)) != 0 ||
+	    elf_facts_read(f.buf, f.len, &facts, why, sizeof(why)) != 0 ||
+	    remove_build(f.buf, &facts, &kind, &out, &outlen, why, sizeof(why)) != 0)
+		goto fail;
+	/* Not stamped: nothing to do. */
+	if (kind == REMOVE_NOTHING || replace_file(&f, out, outlen, why, sizeof(why)) == 0)
+		rc = ST_OK;
+fail:
+	if (rc != ST_OK)
+		refuse(file, why);
+	free(out);
+	opened_close(&f);
+	return rc;
+}
+
+static int do_check(const char *file)
+{
+	struct opened f;
+	struct elf_facts facts;
+	char why[512], pol[160];
+	int rc = ST_NOT_STAMPED;
+
+	if (opened_read(file, OPEN_READ, &f, why, sizeof(why)) != 0) {
+		refuse(file, why);
+		opened_close(&f);
+		return ST_REFUSED;
+	}
+	if (elf_facts_read(f.buf, f.len, &facts, why, sizeof(why)) != 0 || !facts.marked) {
+		printf("%s: not stamped\n", file);
+	} else if (!facts.note_ok) {
+		printf("%s: marked, but no readable note: defaults\n", file);
+	} else {
+		printf("%s: stamped: %s\n", file, policy_format(&facts.policy, pol, sizeof(pol)));
+		rc = ST_OK;
+	}
+	opened_close(&f);
+	return rc;
+}
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+	fputs("tiexec-stamp: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'tiexec-stamp --help'.\n", stderr);
+	return ST_REFUSED;
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_STRATEGY = 256, O_MIN_TEXT, O_ROUND_OUT, O_LAZY, O_CHECK, O_REMOVE, O_VERSION };
+	static const struct option longopts[] = {
+		{ "strategy", required_argument, NULL, O_STRATEGY },
+		{ "min-text", required_argument, NULL, O_MIN_TEXT },
+		{ "round-out", no_argument, NULL, O_ROUND_OUT },
+		{ "lazy", no_argument, NULL, O_LAZY },
+		{ "check", no_argument, NULL, O_CHECK },
+		{ "remove", no_argument, NULL, O_REMOVE },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct tiexec_policy want;
+	int check = 0, remove = 0, policy_given = 0, c, status = ST_OK;
+
+	policy_unset(&want);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_STRATEGY:
+			if (strategy_from_name(optarg, &want.strategy) != 0)
+				return bad_usage("--strategy: '%s': not auto, file, thp, hugetlb or off",
+						 optarg);
+			policy_given = 1;
+			break;
+		case O_MIN_TEXT:
+			if (size_parse(optarg, &want.min_text) != 0)
+				return bad_usage("--min-text: '%s': not a size such as 4M or 2097152",
+						 optarg);
+			policy_given = 1;
+			break;
+		case O_ROUND_OUT:
+			want.flags |= TIEXEC_POLICY_ROUND_OUT;
+			policy_given = 1;
+			break;
+		case O_LAZY:
+			want.flags |= TIEXEC_POLICY_LAZY;
+			policy_given = 1;
+			break;
+		case O_CHECK:
+			check = 1;
+			break;
+		case O_REMOVE:
+			remove = 1;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return ST_OK;
+		case O_VERSION:
+			printf("tiexec-stamp %s\n", TIEXEC_VERSION);
+			return ST_OK;
+		default:
+			return bad_usage("bad option: '%s'", argv[optind - 1]);
+		}
+	}
+	if (check && remove)
+		return bad_usage("%s", "--check and --remove do not go together");
+	if ((check || remove) && policy_given)
+		return bad_usage("%s: takes no policy options", check ? "--check" : "--remove");
+	if (optind >= argc)
+		return bad_usage("%s", "no FILE given");
+
+	for (int i = optind; i < argc; i++) {
+		int st = check ? do_check(argv[i]) : remove ? do_remove(argv[i]) : do_stamp(argv[i], &want);
+
+		if (st > status)
+			status = st;
+	}
+	if (fflush(stdout) != 0)
+		status = ST_REFUSED;
+	return status;
+}
