@@ -1,7 +1,7 @@
 # Shared by scripts/test, scripts/demo and scripts/bench.
 
 BUILD_PACKAGES=(meson ninja-build gcc pkg-config libelf-dev systemtap-sdt-dev)
-TEST_PACKAGES=(g++ golang-go bats libc6-dev dosfstools util-linux libcap2-bin attr)
+TEST_PACKAGES=(g++ golang-go bats libc6-dev util-linux libcap2-bin attr)
 
 # Installs the Debian packages that are missing (needs root and apt-get).
 ensure_packages() {
