@@ -1,0 +1,326 @@
+/* smaps.c: parses /proc/PID/smaps text; no I/O (see smaps.h). */
+#include "smaps.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Reads a hex number at *P (before END): at least one digit, no overflow. */
+static int get_hex(const char **p, const char *end, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t x = 0;
+	int d;
+
+	while (s < end && (d = hexval(*s)) >= 0) {
+		if (x > (UINT64_MAX >> 4))
+			return -1;
+		x = x << 4 | (uint64_t)d;
+		s++;
+	}
+	if (s == *p)
+		return -1;
+	*p = s;
+	*v = x;
+	return 0;
+}
+
+static int get_dec(const char **p, const char *end, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t x = 0;
+
+	while (s < end && *s >= '0' && *s <= '9') {
+		unsigned d = (unsigned)(*s - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			return -1;
+		x = x * 10 + d;
+		s++;
+	}
+	if (s == *p)
+		return -1;
+	*p = s;
+	*v = x;
+	return 0;
+}
+
+static int get_char(const char **p, const char *end, char c)
+{
+	if (*p >= end || **p != c)
+		return -1;
+	(*p)++;
+	return 0;
+}
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static const char deleted_suffix[] = " (deleted)";
+
+int smaps_parse_header(const char *line, size_t len, struct smaps_map *m)
+{
+	const char *p = line, *end = line + len;
+	uint64_t start, stop, off, major, minor, inode;
+	char perms[5];
+
+	if (get_hex(&p, end, &start) || get_char(&p, end, '-') || get_hex(&p, end, &stop) ||
+	    get_char(&p, end, ' ') || stop < start)
+		return 0;
+	if (end - p < 4)
+		return 0;
+	for (int i = 0; i < 4; i++) {
+		static const char allowed[4][3] = { "r-", "w-", "x-", "ps" };
+		if (!p[i] || !memchr(allowed[i], p[i], 2))
+			return 0;
+		perms[i] = p[i];
+	}
+	perms[4] = '\0';
+	p += 4;
+	if (get_char(&p, end, ' ') || get_hex(&p, end, &off) || get_char(&p, end, ' ') ||
+	    get_hex(&p, end, &major) || get_char(&p, end, ':') || get_hex(&p, end, &minor) ||
+	    get_char(&p, end, ' ') || get_dec(&p, end, &inode))
+		return 0;
+	if (p < end && !is_blank(*p))
+		return 0;
+	while (p < end && is_blank(*p))
+		p++;
+
+	size_t plen = (size_t)(end - p);
+	char *path = malloc(plen + 1);
+	if (!path)
+		return -1;
+	memcpy(path, p, plen);
+	path[plen] = '\0';
+
+	memset(m, 0, sizeof(*m));
+	m->start = start;
+	m->end = stop;
+	memcpy(m->perms, perms, sizeof(perms));
+	m->offset = off;
+	m->inode = inode;
+	m->path = path;
+	m->deleted = plen >= sizeof(deleted_suffix) - 1 &&
+		     memcmp(path + plen - (sizeof(deleted_suffix) - 1), deleted_suffix,
+			    sizeof(deleted_suffix) - 1) == 0;
+	m->size_kb = (stop - start) / 1024;
+	return 1;
+}
+
+static const struct {
+	const char *key;
+	size_t off;
+	unsigned bit;
+} fields[] = {
+	{ "Size", offsetof(struct smaps_map, size_kb), SMAPS_HAVE_SIZE },
+	{ "Rss", offsetof(struct smaps_map, rss_kb), SMAPS_HAVE_RSS },
+	{ "AnonHugePages", offsetof(struct smaps_map, anon_huge_kb), SMAPS_HAVE_ANON_HUGE },
+	{ "FilePmdMapped", offsetof(struct smaps_map, file_pmd_kb), SMAPS_HAVE_FILE_PMD },
+	{ "Shared_Hugetlb", offsetof(struct smaps_map, shared_hugetlb_kb), SMAPS_HAVE_SHARED_HUGETLB },
+	{ "Private_Hugetlb", offsetof(struct smaps_map, private_hugetlb_kb),
+	  SMAPS_HAVE_PRIVATE_HUGETLB },
+};
+
+static int is_key_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* A "Key: value" line: 1 (and applied to M if M and a field we keep), 0 if
+ * the line is not one. */
+static int parse_field(const char *line, size_t len, struct smaps_map *m)
+{
+	const char *p = line, *end = line + len;
+	uint64_t v;
+
+	while (p < end && is_key_char(*p))
+		p++;
+	if (p == line || p == end || *p != ':')
+		return 0;
+	size_t klen = (size_t)(p - line);
+	p++;
+	if (!m)
+		return 0; /* a field before any mapping */
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		if (strlen(fields[i].key) != klen || memcmp(fields[i].key, line, klen) != 0)
+			continue;
+		while (p < end && is_blank(*p))
+			p++;
+		if (get_dec(&p, end, &v))
+			return 0; /* a size field without a number: malformed */
+		while (p < end && is_blank(*p))
+			p++;
+		if (p != end && !(end - p == 2 && memcmp(p, "kB", 2) == 0))
+			return 0;
+		*(uint64_t *)(void *)((char *)m + fields[i].off) = v;
+		m->have |= fields[i].bit;
+		return 1;
+	}
+	return 1; /* another field (VmFlags, THPeligible, ...): not ours */
+}
+
+static int push(struct smaps *s, const struct smaps_map *m)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct smaps_map *nm = realloc(s->map, cap * sizeof(*nm));
+		if (!nm)
+			return -1;
+		s->map = nm;
+		s->cap = cap;
+	}
+	s->map[s->n++] = *m;
+	return 0;
+}
+
+int smaps_parse(const char *text, size_t len, struct smaps *out)
+{
+	const char *p = text, *end = text + len;
+	struct smaps_map m;
+
+	memset(out, 0, sizeof(*out));
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t llen = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		int r;
+
+		if (llen == 0) {
+			/* an empty line: nothing */
+		} else if ((r = smaps_parse_header(p, llen, &m)) != 0) {
+			if (r < 0 || push(out, &m) != 0) {
+				if (r > 0)
+					free(m.path);
+				return -1;
+			}
+		} else if (!parse_field(p, llen, out->n ? &out->map[out->n - 1] : NULL)) {
+			out->bad_lines++;
+		}
+		p += llen + (nl != NULL);
+	}
+	return 0;
+}
+
+void smaps_free(struct smaps *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->map[i].path);
+	free(s->map);
+	memset(s, 0, sizeof(*s));
+}
+
+int smaps_is_exec(const struct smaps_map *m)
+{
+	return m->perms[2] == 'x';
+}
+
+uint64_t smaps_hugetlb_kb(const struct smaps_map *m)
+{
+	return m->shared_hugetlb_kb + m->private_hugetlb_kb;
+}
+
+uint64_t smaps_huge_kb(const struct smaps_map *m)
+{
+	return m->anon_huge_kb + m->file_pmd_kb + smaps_hugetlb_kb(m);
+}
+
+uint64_t smaps_aligned_kb(uint64_t start, uint64_t end)
+{
+	const uint64_t h = SMAPS_HUGE_SIZE;
+
+	if (start > UINT64_MAX - (h - 1))
+		return 0;
+	uint64_t lo = (start + h - 1) & ~(h - 1), hi = end & ~(h - 1);
+	return hi > lo ? (hi - lo) / 1024 : 0;
+}
+
+/* Length of the valid UTF-8 sequence at S (of at most N bytes), 0 if none. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	uint32_t c;
+	size_t len;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2;
+		c = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		c = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		c = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+	    (len == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+size_t smaps_json_escape(char *out, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)s;
+	char *o = out;
+
+	for (size_t i = 0; i < len;) {
+		unsigned char c = u[i];
+		size_t n = utf8_len(u + i, len - i);
+
+		if (n == 0) {
+			memcpy(o, "\\ufffd", 6);
+			o += 6;
+			i++;
+			continue;
+		}
+		if (n > 1) {
+			memcpy(o, u + i, n);
+			o += n;
+			i += n;
+			continue;
+		}
+		i++;
+		switch (c) {
+		case '"': *o++ = '\\'; *o++ = '"'; break;
+		case '\\': *o++ = '\\'; *o++ = '\\'; break;
+		case '\b': *o++ = '\\'; *o++ = 'b'; break;
+		case '\f': *o++ = '\\'; *o++ = 'f'; break;
+		case '\n': *o++ = '\\'; *o++ = 'n'; break;
+		case '\r': *o++ = '\\'; *o++ = 'r'; break;
+		case '\t': *o++ = '\\'; *o++ = 't'; break;
+		default:
+			if (c < 0x20 || c == 0x7f) {
+				memcpy(o, "\\u00", 4);
+				o[4] = hex[c >> 4];
+				o[5] = hex[c & 15];
+				o += 6;
+			} else {
+				*o++ = (char)c;
+			}
+			break;
+		}
+	}
+	*o = '\0';
+	return (size_t)(o - out);
+}

@@ -1,0 +1,378 @@
+/* tiexec-stat: how much of each executable mapping of a process is on 2 MiB
+ * pages, and how much could be (its whole 2 MiB-aligned pieces).  Reads
+ * /proc/PID/smaps; works on any process, run through tiexec or not.  The
+ * parsing is in smaps.c (unit-tested in tests/unit/test-smaps.c). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "smaps.h"
+
+#ifndef TIEXEC_VERSION
+#define TIEXEC_VERSION "unknown"
+#endif
+
+/* Exit statuses; with several PIDs the worst one wins. */
+enum { ST_OK = 0, ST_FAILED = 1, ST_USAGE = 2 };
+
+static const char usage[] =
+	"Usage: tiexec-stat [--json] PID...\n"
+	"\n"
+	"For each executable mapping of each process (the program, its shared\n"
+	"libraries, anonymous text such as tiexec's copies): its size, how much of it\n"
+	"is on 2 MiB pages (AnonHugePages + FilePmdMapped + Private_Hugetlb +\n"
+	"Shared_Hugetlb in /proc/PID/smaps) and how much could be (ALIGNED: its whole\n"
+	"2 MiB-aligned pieces), in MiB, with a total.  Any process, with or without\n"
+	"tiexec: a large ALIGNED next to a small HUGE is text tiexec could put on\n"
+	"2 MiB pages.\n"
+	"\n"
+	"      --json     one JSON object per process and line, sizes in kB\n"
+	"  -h, --help     this text\n"
+	"      --version  the version\n"
+	"\n"
+	"Exit status: 0 all reported, 1 some process missing or not readable (one line\n"
+	"on stderr each; the others are still reported), 2 a usage error.\n";
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+	fputs("tiexec-stat: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'tiexec-stat --help'.\n", stderr);
+	return ST_USAGE;
+}
+
+/* A PID: decimal digits only, 1 .. INT_MAX.  Returns 0 if not one. */
+static long parse_pid(const char *s)
+{
+	long v = 0;
+
+	if (!*s)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return 0;
+		v = v * 10 + (*s - '0');
+		if (v > INT_MAX)
+			return 0;
+	}
+	return v;
+}
+
+/* The whole of a /proc file into a malloc'ed, NUL-terminated buffer.
+ * Returns 0, or an errno value. */
+static int read_all(const char *path, char **bufp, size_t *lenp)
+{
+	size_t cap = 65536, len = 0;
+	char *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return ENOMEM;
+	}
+	for (;;) {
+		if (cap - len < 2) {
+			char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				close(fd);
+				return ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + len, cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			close(fd);
+			return e;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+}
+
+/* /proc/PID/exe's target, malloc'ed; "" if it cannot be read. */
+static char *read_exe(const char *path)
+{
+	for (size_t cap = 256; cap <= (1u << 20); cap *= 2) {
+		char *b = malloc(cap);
+		if (!b)
+			break;
+		ssize_t r = readlink(path, b, cap);
+		if (r < 0) {
+			free(b);
+			break;
+		}
+		if ((size_t)r < cap) {
+			b[r] = '\0';
+			return b;
+		}
+		free(b);
+	}
+	return strdup("");
+}
+
+/* /proc/PID/comm without its newline, malloc'ed; "" if it cannot be read. */
+static char *read_comm(const char *path)
+{
+	char *b;
+	size_t n;
+
+	if (read_all(path, &b, &n) != 0)
+		return strdup("");
+	if (n && b[n - 1] == '\n')
+		b[n - 1] = '\0';
+	return b;
+}
+
+/* Prints S for a terminal: control characters as \ooo, like the kernel. */
+static void put_text(const char *s, FILE *f)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\%03o", *p);
+		else
+			putc(*p, f);
+	}
+}
+
+static void put_json_str(const char *s, FILE *f)
+{
+	size_t len = strlen(s);
+	char *e = malloc(smaps_json_escape_max(len));
+
+	putc('"', f);
+	if (e) {
+		smaps_json_escape(e, s, len);
+		fputs(e, f);
+		free(e);
+	}
+	putc('"', f);
+}
+
+struct totals {
+	uint64_t size_kb, huge_kb, aligned_kb, file_pmd_kb, anon_huge_kb, hugetlb_kb;
+};
+
+static void add_totals(struct totals *t, const struct smaps_map *m)
+{
+	t->size_kb += m->size_kb;
+	t->huge_kb += smaps_huge_kb(m);
+	t->aligned_kb += smaps_aligned_kb(m->start, m->end);
+	t->file_pmd_kb += m->file_pmd_kb;
+	t->anon_huge_kb += m->anon_huge_kb;
+	t->hugetlb_kb += smaps_hugetlb_kb(m);
+}
+
+/* kB as MiB with one decimal. */
+static void mib(char *out, size_t n, uint64_t kb)
+{
+	snprintf(out, n, "%.1f", (double)kb / 1024.0);
+}
+
+static int maxi(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+static void print_human(long pid, const char *comm, const char *exe, const struct smaps *s)
+{
+	static const char *const hdr[3] = { "SIZE MiB", "HUGE MiB", "ALIGNED MiB" };
+	struct totals t = { 0 };
+	char buf[64];
+	int aw = (int)strlen("START"), w[3];
+
+	for (int k = 0; k < 3; k++)
+		w[k] = (int)strlen(hdr[k]);
+	for (size_t i = 0; i < s->n; i++) {
+		const struct smaps_map *m = &s->map[i];
+		if (!smaps_is_exec(m))
+			continue;
+		add_totals(&t, m);
+		aw = maxi(aw, snprintf(buf, sizeof(buf), "0x%" PRIx64, m->end));
+		aw = maxi(aw, snprintf(buf, sizeof(buf), "0x%" PRIx64, m->start));
+	}
+	uint64_t tv[3] = { t.size_kb, t.huge_kb, t.aligned_kb };
+	for (int k = 0; k < 3; k++) {
+		mib(buf, sizeof(buf), tv[k]);
+		w[k] = maxi(w[k], (int)strlen(buf));
+	}
+
+	printf("PID %ld (", pid);
+	put_text(comm, stdout);
+	putchar(')');
+	if (*exe) {
+		putchar(' ');
+		put_text(exe, stdout);
+	}
+	printf("\n  %-*s %-*s PERM  %*s  %*s  %*s  MAPPING\n", aw, "START", aw, "END", w[0],
+	       hdr[0], w[1], hdr[1], w[2], hdr[2]);
+	int any = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct smaps_map *m = &s->map[i];
+		char a[24], b[24], v[3][32];
+		if (!smaps_is_exec(m))
+			continue;
+		any = 1;
+		snprintf(a, sizeof(a), "0x%" PRIx64, m->start);
+		snprintf(b, sizeof(b), "0x%" PRIx64, m->end);
+		mib(v[0], sizeof(v[0]), m->size_kb);
+		mib(v[1], sizeof(v[1]), smaps_huge_kb(m));
+		mib(v[2], sizeof(v[2]), smaps_aligned_kb(m->start, m->end));
+		printf("  %-*s %-*s %s  %*s  %*s  %*s  ", aw, a, aw, b, m->perms, w[0], v[0], w[1],
+		       v[1], w[2], v[2]);
+		if (*m->path)
+			put_text(m->path, stdout);
+		else
+			fputs("(anonymous)", stdout);
+		putchar('\n');
+	}
+	if (!any)
+		puts("  (no executable mappings)");
+	char v[3][32];
+	for (int k = 0; k < 3; k++)
+		mib(v[k], sizeof(v[k]), tv[k]);
+	printf("  %-*s  %*s  %*s  %*s\n", 2 * aw + 6, "total", w[0], v[0], w[1], v[1], w[2], v[2]);
+}
+
+static void print_json(long pid, const char *comm, const char *exe, const struct smaps *s)
+{
+	struct totals t = { 0 };
+	const char *sep = "";
+
+	printf("{\"pid\":%ld,\"comm\":", pid);
+	put_json_str(comm, stdout);
+	fputs(",\"exe\":", stdout);
+	put_json_str(exe, stdout);
+	fputs(",\"mappings\":[", stdout);
+	for (size_t i = 0; i < s->n; i++) {
+		const struct smaps_map *m = &s->map[i];
+		if (!smaps_is_exec(m))
+			continue;
+		add_totals(&t, m);
+		printf("%s{\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64 "\",\"perms\":\"%s\","
+		       "\"path\":",
+		       sep, m->start, m->end, m->perms);
+		put_json_str(m->path, stdout);
+		printf(",\"deleted\":%s,\"size_kb\":%" PRIu64 ",\"rss_kb\":%" PRIu64
+		       ",\"huge_kb\":%" PRIu64 ",\"file_pmd_kb\":%" PRIu64
+		       ",\"anon_huge_kb\":%" PRIu64 ",\"hugetlb_kb\":%" PRIu64
+		       ",\"aligned_kb\":%" PRIu64 "}",
+		       m->deleted ? "true" : "false", m->size_kb, m->rss_kb, smaps_huge_kb(m),
+		       m->file_pmd_kb, m->anon_huge_kb, smaps_hugetlb_kb(m),
+		       smaps_aligned_kb(m->start, m->end));
+		sep = ",";
+	}
+	printf("],\"total\":{\"size_kb\":%" PRIu64 ",\"huge_kb\":%" PRIu64
+	       ",\"file_pmd_kb\":%" PRIu64 ",\"anon_huge_kb\":%" PRIu64 ",\"hugetlb_kb\":%" PRIu64
+	       ",\"aligned_kb\":%" PRIu64 "}}\n",
+	       t.size_kb, t.huge_kb, t.file_pmd_kb, t.anon_huge_kb, t.hugetlb_kb, t.aligned_kb);
+}
+
+static int report(long pid, int json, int first)
+{
+	char path[64], *text = NULL;
+	size_t len = 0;
+	struct smaps s;
+
+	snprintf(path, sizeof(path), "/proc/%ld/smaps", pid);
+	int e = read_all(path, &text, &len);
+	if (e) {
+		const char *why = e == ENOENT || e == ESRCH		   ? "no such process"
+				  : e == EACCES || e == EPERM ? "permission denied"
+							      : strerror(e);
+		fflush(stdout);
+		fprintf(stderr, "tiexec-stat: %ld: %s\n", pid, why);
+		return ST_FAILED;
+	}
+	if (smaps_parse(text, len, &s) != 0) {
+		free(text);
+		smaps_free(&s);
+		fflush(stdout);
+		fprintf(stderr, "tiexec-stat: %ld: %s\n", pid, strerror(ENOMEM));
+		return ST_FAILED;
+	}
+	free(text);
+
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	char *comm = read_comm(path);
+	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
+	char *exe = read_exe(path);
+	if (json) {
+		print_json(pid, comm ? comm : "", exe ? exe : "", &s);
+	} else {
+		if (!first)
+			putchar('\n');
+		print_human(pid, comm ? comm : "", exe ? exe : "", &s);
+	}
+	free(comm);
+	free(exe);
+	smaps_free(&s);
+	return ST_OK;
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_JSON = 256, O_VERSION };
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, O_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int json = 0, c, status = ST_OK, first = 1;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_JSON:
+			json = 1;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return ST_OK;
+		case O_VERSION:
+			printf("tiexec-stat %s\n", TIEXEC_VERSION);
+			return ST_OK;
+		default:
+			return bad_usage("bad option: '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return bad_usage("%s", "no PID given");
+	for (int i = optind; i < argc; i++)
+		if (!parse_pid(argv[i]))
+			return bad_usage("'%s': not a process ID", argv[i]);
+
+	for (int i = optind; i < argc; i++) {
+		if (report(parse_pid(argv[i]), json, first) != ST_OK)
+			status = ST_FAILED;
+		else
+			first = 0;
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "tiexec-stat: write error: %s\n", strerror(errno));
+		return ST_FAILED;
+	}
+	return status;
+}

@@ -1,0 +1,246 @@
+# tiexec-stat: the executable mappings of a process, how much of each is on
+# 2 MiB pages and how much could be; checked against /proc/PID/smaps read
+# independently (awk), on bigtext-pie (64 MiB of text) run through tiexec
+# --strategy=thp and run directly, in both output formats, and its errors.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup_file() {
+	# A directory an unprivileged user can reach, with a copy of tiexec-stat.
+	W=$(mktemp -d /tmp/tiexec-stat.XXXXXX)
+	chmod 755 "$W"
+	cp "$BUILD/stat/tiexec-stat" "$W/tiexec-stat"
+	echo "$W" >"$BATS_FILE_TMPDIR/w"
+}
+
+teardown_file() {
+	rm -rf "$(cat "$BATS_FILE_TMPDIR/w")"
+}
+
+setup() {
+	W=$(cat "$BATS_FILE_TMPDIR/w")
+	STAT=$W/tiexec-stat
+	CPID=
+}
+
+# Nothing started may outlive a test.
+teardown() {
+	if [ -n "${CPID:-}" ]; then
+		kill "$CPID" 2>/dev/null || true
+		wait "$CPID" 2>/dev/null || true
+	fi
+}
+
+# start CMD...: runs `CMD wait` as a coprocess (pid in $CPID), until "ready".
+start() {
+	coproc P { exec "$@" wait 3>&-; }
+	CPID=$P_PID
+	local ready=
+	read -r -t 60 ready <&"${P[0]}" || true
+	[ "$ready" = ready ] || { echo "no 'ready' from $*"; return 1; }
+}
+
+# stop: EOF on the coprocess's stdin, then wait for it.
+stop() {
+	exec {P[1]}>&-
+	wait "$CPID"
+	CPID=
+}
+
+# smaps_huge_kb PID: AnonHugePages + FilePmdMapped + *_Hugetlb over the
+# executable mappings, straight from /proc/PID/smaps.
+smaps_huge_kb() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { x = substr($2, 3, 1) == "x"; next }
+	     x && /^(AnonHugePages|FilePmdMapped|Private_Hugetlb|Shared_Hugetlb):/ { kb += $2 }
+	     END { print kb + 0 }' "/proc/$1/smaps"
+}
+
+# exec_maps PID: "0xSTART 0xEND PERMS NAME" for each executable mapping in
+# /proc/PID/maps, the way tiexec-stat writes them.
+exec_maps() {
+	awk 'substr($2, 3, 1) == "x" {
+		split($1, a, "-")
+		for (i = 1; i <= 2; i++) { sub(/^0+/, "", a[i]); if (a[i] == "") a[i] = "0" }
+		print "0x" a[1], "0x" a[2], $2, (NF >= 6 ? $6 : "(anonymous)")
+	}' "/proc/$1/maps"
+}
+
+# The rows of a human report: "START END PERMS NAME".
+rows() {
+	awk '$1 ~ /^0x/ { print $1, $2, $3, $NF }' <<<"$1"
+}
+
+# total_col OUTPUT N: column N of the total line (2 size, 3 huge, 4 aligned).
+total_col() {
+	awk -v n="$2" '$1 == "total" { print $n }' <<<"$1"
+}
+
+mib() {
+	awk -v kb="$1" 'BEGIN { printf "%.1f\n", kb / 1024 }'
+}
+
+# check_against_smaps PID: runs tiexec-stat on PID and checks its huge total
+# against smaps (retrying if khugepaged changed smaps meanwhile); leaves the
+# report in $output.
+check_against_smaps() {
+	local before after try
+	for try in 1 2 3 4 5; do
+		before=$(smaps_huge_kb "$1")
+		run_t "$STAT" "$1"
+		after=$(smaps_huge_kb "$1")
+		[ "$before" = "$after" ] && break
+	done
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$before" = "$after" ]
+	HUGE_KB=$after
+	same "$(mib "$HUGE_KB")" "$(total_col "$output" 3)"
+}
+
+@test "through tiexec --strategy=thp: the huge total is smaps', >= 62 MiB, the text listed" {
+	start "$TIEXEC" --strategy=thp "$FIXTURES/bigtext-pie"
+	check_against_smaps "$CPID"
+	[ "$HUGE_KB" -ge $((62 * 1024)) ]
+	# the header line, then every executable mapping of /proc/PID/maps, in order
+	[[ "${lines[0]}" == "PID $CPID (bigtext-pie) "* ]]
+	[[ "${lines[1]}" =~ ^\ +START\ +END\ +PERM\ +SIZE\ MiB\ +HUGE\ MiB\ +ALIGNED\ MiB\ +MAPPING$ ]]
+	same "$(exec_maps "$CPID")" "$(rows "$output")"
+	# the text's copy: anonymous, >= 62 MiB of it on 2 MiB pages
+	awk '$1 ~ /^0x/ && ($NF == "(anonymous)" || $NF ~ /^\[anon:tiexec:/) && $5 >= 62 { f = 1 }
+	     END { exit !f }' <<<"$output"
+	stop
+}
+
+@test "run directly: the program's text could be huge, and is less so" {
+	start "$FIXTURES/bigtext-pie"
+	check_against_smaps "$CPID"
+	same "$(exec_maps "$CPID")" "$(rows "$output")"
+	# the program's largest executable mapping: HUGE < ALIGNED, ALIGNED >= 60 MiB
+	local row
+	row=$(awk -v p="$FIXTURES/bigtext-pie" '$1 ~ /^0x/ && $NF == p && $4 > max { max = $4; r = $0 }
+		END { print r }' <<<"$output")
+	echo "row: $row"
+	read -r _ _ _ size huge aligned _ <<<"$row"
+	awk -v h="$huge" -v a="$aligned" -v s="$size" 'BEGIN { exit !(h < a && a >= 60 && a <= s) }'
+	stop
+}
+
+@test "the columns line up" {
+	start "$FIXTURES/bigtext-pie"
+	run_t "$STAT" "$CPID"
+	stop
+	[ "$status" -eq 0 ]
+	# Every row and the total end each number column where the header does.
+	local hdr=${lines[1]} ends=() line k
+	for k in "SIZE MiB" "HUGE MiB" "ALIGNED MiB"; do
+		local pre=${hdr%%"$k"*}
+		ends+=($((${#pre} + ${#k})))
+	done
+	for line in "${lines[@]:2}"; do
+		for k in 0 1 2; do
+			local e=${ends[$k]}
+			[[ "${line:e-2:2}" =~ ^\.[0-9]$ && "${line:e:1}" == " " ]] ||
+				[[ "${line:e-2:2}" =~ ^\.[0-9]$ && k -eq 2 && "${line:0:7}" == "  total" ]] ||
+				{ echo "column $k does not end at $e: '$line'"; return 1; }
+		done
+	done
+	[ "${#lines[@]}" -ge 4 ]
+}
+
+@test "--json: parses, one object per process, the same totals as the human output" {
+	start "$TIEXEC" --strategy=thp "$FIXTURES/bigtext-pie"
+	run_t "$STAT" "$CPID"
+	[ "$status" -eq 0 ]
+	local human=$output
+	run_t "$STAT" --json "$CPID" "$$"
+	[ "$status" -eq 0 ]
+	local json=$output pid=$CPID
+	stop
+	[ "${#lines[@]}" -eq 2 ]
+	local want got
+	want="$(total_col "$human" 2) $(total_col "$human" 3) $(total_col "$human" 4) $(rows "$human" | wc -l)"
+	if command -v python3 >/dev/null && python3 -c 'import json' 2>/dev/null; then
+		got=$(python3 -c '
+import json, sys
+objs = [json.loads(l) for l in sys.stdin.read().splitlines()]
+assert len(objs) == 2, objs
+for o in objs:
+    assert set(o) >= {"pid", "comm", "exe", "mappings", "total"}, o.keys()
+    for m in o["mappings"]:
+        assert "x" in m["perms"], m
+        assert m["huge_kb"] == m["file_pmd_kb"] + m["anon_huge_kb"] + m["hugetlb_kb"], m
+        assert int(m["start"], 16) < int(m["end"], 16), m
+    for k in ("size_kb", "huge_kb", "aligned_kb"):
+        assert o["total"][k] == sum(m[k] for m in o["mappings"]), k
+o = objs[0]
+assert o["pid"] == int(sys.argv[1]) and o["comm"] == "bigtext-pie", o
+t = o["total"]
+print("%.1f %.1f %.1f %d" % (t["size_kb"] / 1024, t["huge_kb"] / 1024, t["aligned_kb"] / 1024,
+                             len(o["mappings"])))
+' "$pid" <<<"$json")
+	else
+		# no python3: the shape, and the totals by grep
+		local first=${lines[0]}
+		[[ "$first" == "{\"pid\":$pid,\"comm\":\"bigtext-pie\","*"\"mappings\":[{"*"}],\"total\":{"*"}}" ]]
+		[[ "${lines[1]}" == "{\"pid\":$$,"* ]]
+		local tot=${first##*\"total\":}
+		got="$(mib "$(grep -o '"size_kb":[0-9]*' <<<"$tot" | cut -d: -f2)")"
+		got+=" $(mib "$(grep -o '"huge_kb":[0-9]*' <<<"$tot" | cut -d: -f2)")"
+		got+=" $(mib "$(grep -o '"aligned_kb":[0-9]*' <<<"$tot" | cut -d: -f2)")"
+		got+=" $(grep -o '"start":' <<<"$first" | wc -l)"
+	fi
+	same "$want" "$got"
+}
+
+@test "a process that does not exist: status 1, one line" {
+	sh -c 'exit 0' &
+	local dead=$!
+	wait "$dead"
+	[ ! -e "/proc/$dead" ]
+	run_t "$STAT" "$dead"
+	[ "$status" -eq 1 ]
+	same "tiexec-stat: $dead: no such process" "$output"
+	# with others: each reported, status 1
+	run_t "$STAT" --json "$$" "$dead" "$$"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 3 ]
+	[[ "${lines[0]}" == "{\"pid\":$$,"* ]]
+	same "tiexec-stat: $dead: no such process" "${lines[1]}"
+	[[ "${lines[2]}" == "{\"pid\":$$,"* ]]
+}
+
+@test "another user's process: status 1, permission denied" {
+	[ "$(id -u)" = 0 ] || skip "needs root to run tiexec-stat as another user"
+	start "$FIXTURES/bigtext-pie"
+	local pid=$CPID
+	run_t setpriv --reuid=65534 --regid=65534 --clear-groups "$STAT" "$pid"
+	stop
+	[ "$status" -eq 1 ]
+	same "tiexec-stat: $pid: permission denied" "$output"
+}
+
+@test "usage errors: status 2 and a message; --help" {
+	local try=$'\nTry \'tiexec-stat --help\'.'
+	run_t "$STAT"
+	[ "$status" -eq 2 ]
+	same "tiexec-stat: no PID given$try" "$output"
+	run_t "$STAT" --json
+	[ "$status" -eq 2 ]
+	same "tiexec-stat: no PID given$try" "$output"
+	for bad in abc 12x '' 0 ' 1' +1 99999999999; do
+		run_t "$STAT" "$$" "$bad"
+		[ "$status" -eq 2 ]
+		same "tiexec-stat: '$bad': not a process ID$try" "$output"
+	done
+	for bad in --bogus -x --json=1; do
+		run_t "$STAT" "$bad" "$$"
+		[ "$status" -eq 2 ]
+		same "tiexec-stat: bad option: '$bad'$try" "$output"
+	done
+	run_t "$STAT" --help
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "Usage: tiexec-stat [--json] PID..." ]]
+	run_t "$STAT" --version
+	[ "$status" -eq 0 ]
+	[[ "$output" == "tiexec-stat "[0-9]* ]]
+}
