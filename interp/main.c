@@ -54,7 +54,6 @@
 #define AUX_MAX 64
 
 ARCH_ENTRY;
-ARCH_JUMP;
 ARCH_FINAL;
 ARCH_JUMP_FINAL;
 
@@ -757,25 +756,31 @@ __attribute__((noreturn)) static void start_program(struct start *s, long first,
 		we[ne++] = fn_final + fnlen;
 	we[ne] = 0;
 
-	/* The final stage, in a page of its own (see arch.h). */
+	/* The final stage, in a page of its own (see arch.h); without one,
+	 * the same code runs in place and the loader stays mapped. */
+	static struct arch_final in_place;
+	struct arch_final *f = &in_place;
+	const void *code = arch_final_code;
+	size_t code_len = (size_t)(arch_final_end - arch_final_code);
 	long page = sys_mmap(0, TX_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	size_t code = (size_t)(arch_final_end - arch_final_code);
-	if (page < 0) {
-		sys_close(prog.fd);
-		arch_jump((void *)(uintptr_t)dst, block, len, entry);
+	if (page >= 0) {
+		memcpy((void *)(uintptr_t)page, arch_final_code, code_len);
+		code = (const void *)(uintptr_t)page;
+		f = (struct arch_final *)(uintptr_t)tx_up((uint64_t)page + code_len, 64);
+	} else {
+		exe_mode = ARCH_EXE_NONE;
 	}
-	unsigned char *pg = (unsigned char *)(uintptr_t)page;
-	struct arch_final *f = (struct arch_final *)(uintptr_t)tx_up((uint64_t)page + code, 64);
-	memcpy(pg, arch_final_code, code);
 	memset(f, 0, sizeof(*f));
-	uint64_t lo = tx_down((uint64_t)(uintptr_t)tx_ehdr_start, TX_PAGE);
-	f->loader_lo = lo;
-	f->loader_len = tx_up((uint64_t)(uintptr_t)tx_end, TX_PAGE) - lo;
+	if (page >= 0) {
+		uint64_t lo = tx_down((uint64_t)(uintptr_t)tx_ehdr_start, TX_PAGE);
+		f->loader_lo = lo;
+		f->loader_len = tx_up((uint64_t)(uintptr_t)tx_end, TX_PAGE) - lo;
+		f->page = (uint64_t)page;
+		f->gadget = find_gadget();
+	}
 	f->exe_mode = (uint64_t)exe_mode;
 	f->exe_fd = (uint64_t)prog.fd;
 	f->entry = entry;
-	f->page = (uint64_t)page;
-	f->gadget = find_gadget();
 	f->drop_caps = (uint64_t)drop_caps;
 	f->cap_hdr[0] = 0x20080522; /* _LINUX_CAPABILITY_VERSION_3 */
 	mm.auxv = (__u64 *)(uintptr_t)(dst + (uint64_t)(auxo - block) * 8);
@@ -783,8 +788,9 @@ __attribute__((noreturn)) static void start_program(struct start *s, long first,
 	memcpy(f->mm, &mm, sizeof(mm));
 	if (exe_mode == ARCH_EXE_NONE)
 		sys_close(prog.fd);
-	sys_mprotect((uint64_t)page, TX_PAGE, PROT_READ | PROT_EXEC);
-	arch_jump_final((void *)(uintptr_t)dst, block, len, pg, f);
+	if (page >= 0)
+		sys_mprotect((uint64_t)page, TX_PAGE, PROT_READ | PROT_EXEC);
+	arch_jump_final((void *)(uintptr_t)dst, block, len, code, f);
 }
 
 /* ---- top level ---------------------------------------------------------- */

@@ -22,6 +22,7 @@
  * truncates and restores them.  No segment covers anything appended, so the
  * kernel, ld.so and the loader never see it. */
 #include "elfio.h"
+#include "why.h"
 
 #include <elf.h>
 #include <gelf.h>
@@ -40,16 +41,6 @@
 #define SHDR_SIZE 64
 #define SYM_SIZE 24
 
-__attribute__((format(printf, 3, 4))) static int fail(char *why, size_t whylen, const char *fmt,
-						      ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static int overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 {

@@ -1,6 +1,7 @@
 /* Reading a file whole, and replacing it atomically. */
 #define _GNU_SOURCE
 #include "fileio.h"
+#include "why.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,16 +14,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-__attribute__((format(printf, 3, 4))) static int fail(char *why, size_t whylen, const char *fmt,
-						      ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 void opened_close(struct opened *f)
 {

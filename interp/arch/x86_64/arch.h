@@ -19,45 +19,10 @@
 		"	call tiexec_main\n"         \
 		"	hlt\n")
 
-/* arch_jump(dst, src, len, entry): copies the program's initial stack block
- * (argc, argv, envp, auxv, strings) from src to dst, highest byte first,
- * because dst lies above src and the two may overlap, then starts the
- * program at entry with the stack pointer at dst and every other register
- * zero, as the kernel does (%rdx = 0: no rtld_fini for atexit). */
-#define ARCH_JUMP                                   \
-	__asm__(".text\n"                           \
-		".global arch_jump\n"               \
-		".type arch_jump,@function\n"       \
-		"arch_jump:\n"                      \
-		"	mov %rcx, %r8\n"            \
-		"	mov %rdx, %rcx\n"           \
-		"	lea -1(%rdi,%rcx), %rdi\n"  \
-		"	lea -1(%rsi,%rcx), %rsi\n"  \
-		"	std\n"                      \
-		"	rep movsb\n"                \
-		"	cld\n"                      \
-		"	lea 1(%rdi), %rsp\n"        \
-		"	xor %eax, %eax\n"           \
-		"	xor %ebx, %ebx\n"           \
-		"	xor %ecx, %ecx\n"           \
-		"	xor %edx, %edx\n"           \
-		"	xor %esi, %esi\n"           \
-		"	xor %edi, %edi\n"           \
-		"	xor %ebp, %ebp\n"           \
-		"	xor %r9d, %r9d\n"           \
-		"	xor %r10d, %r10d\n"         \
-		"	xor %r11d, %r11d\n"         \
-		"	xor %r12d, %r12d\n"         \
-		"	xor %r13d, %r13d\n"         \
-		"	xor %r14d, %r14d\n"         \
-		"	xor %r15d, %r15d\n"         \
-		"	jmp *%r8\n")
-
-__attribute__((noreturn)) void arch_jump(void *dst, const void *src, size_t len, uint64_t entry);
 
 /* The last stage, copied into an anonymous page of its own because it
  * unmaps the loader (the kernel refuses to change /proc/PID/exe while the
- * old executable is still mapped).  Entered by arch_jump with %rsp at the
+ * old executable is still mapped).  Entered by arch_jump_final with %rsp at the
  * program's initial stack and %rdi pointing at a struct arch_final in the
  * same page.  It unmaps the loader, sets the program as the executable
  * (PR_SET_MM_MAP with exe_fd, or PR_SET_MM_EXE_FILE), closes the program's
@@ -65,7 +30,8 @@ __attribute__((noreturn)) void arch_jump(void *dst, const void *src, size_t len,
  * process dumpable again.  Last, if a vDSO gadget "syscall; [xor r,r]...;
  * ret" was found, it pushes the entry point and lets the gadget unmap this
  * very page and "return" into the program; else it jumps there directly
- * and the page stays. */
+ * and the page stays.  Without a page of its own (mmap failed) it runs in
+ * place with loader_len 0 and exe_mode NONE: nothing is unmapped. */
 struct arch_final {
 	uint64_t loader_lo, loader_len; /* 0, 8 */
 	uint64_t exe_mode;              /* 16: ARCH_EXE_* */
@@ -156,8 +122,12 @@ struct arch_final {
 
 extern const char arch_final_code[], arch_final_end[];
 
-/* arch_jump_final(dst, src, len, code, final): arch_jump, but continuing into
- * the copied final stage with %rdi = final. */
+/* arch_jump_final(dst, src, len, code, final): copies the program's initial
+ * stack block (argc, argv, envp, auxv, strings) from src to dst, highest byte
+ * first, because dst lies above src and the two may overlap; then continues
+ * with %rsp at dst and %rdi = final into the final stage at code, which
+ * starts the program with every register but %rsp zero, as the kernel does
+ * (%rdx = 0: no rtld_fini for atexit). */
 #define ARCH_JUMP_FINAL                             \
 	__asm__(".text\n"                           \
 		".global arch_jump_final\n"         \
