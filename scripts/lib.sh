@@ -1,7 +1,10 @@
 # Shared by scripts/test, scripts/demo and scripts/bench.
 
-BUILD_PACKAGES=(meson ninja-build gcc pkg-config libelf-dev systemtap-sdt-dev)
+BUILD_PACKAGES=(meson ninja-build gcc pkg-config libelf-dev systemtap-sdt-dev clang bpftool libbpf-dev)
 TEST_PACKAGES=(g++ golang-go bats libc6-dev util-linux libcap2-bin attr)
+# scripts/package: the Debian tools, rpmbuild, scdoc (man pages) and what
+# tiexec-trace is built with.
+PACKAGE_PACKAGES=(dpkg-dev debhelper fakeroot lintian rpm scdoc clang bpftool libbpf-dev)
 
 # Installs the Debian packages that are missing (needs root and apt-get).
 ensure_packages() {

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tiexec-trace, kernel side.
+ *
+ * sched_process_exec: every exec whose file is the loader (its inode and
+ * device, given by user space before load) is put on the ring buffer, and
+ * its pid remembered in `pending`; with trace_all_execs, every other exec
+ * too.  The loader's USDT probes tiexec:loaded and tiexec:direct then say
+ * what the loader did, in the same pid; sched_process_exit reports a
+ * pending loader that died before saying anything.  User space joins the
+ * records by pid.  A record that does not fit in the ring buffer is counted
+ * in `dropped`. */
+#include "tiexec-trace-kernel.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
+
+#include "tiexec-trace.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Tunables, set by user space between open and load. */
+const volatile __u32 loader_kdev = 0; /* the loader's st_dev, kernel encoding */
+const volatile __u64 loader_ino = 0;
+const volatile bool trace_all_execs = false;
+
+/* Set by user space after load, once the USDT probes are attached: only
+ * then can a loader exit "before its probe fired". */
+bool usdt_attached = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20); /* user space may resize it (--buffer-mib) */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} dropped SEC(".maps");
+
+/* Loader pids that exec'd and have not said what they did yet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} pending SEC(".maps");
+
+static __always_inline void count_drop(void)
+{
+	__u32 k = 0;
+	__u64 *n = bpf_map_lookup_elem(&dropped, &k);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+static __always_inline void *reserve(__u64 size)
+{
+	void *e = bpf_ringbuf_reserve(&events, size, 0);
+	if (!e)
+		count_drop();
+	return e;
+}
+
+static __always_inline void fill_task(struct tx_task *t, __u32 kind)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	t->kind = kind;
+	t->pid = bpf_get_current_pid_tgid() >> 32;
+	t->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	t->uid = (__u32)bpf_get_current_uid_gid();
+	t->boot_ns = bpf_ktime_get_boot_ns();
+	bpf_get_current_comm(t->comm, sizeof(t->comm));
+}
+
+static __always_inline bool is_loader(struct file *f)
+{
+	struct inode *ino = BPF_CORE_READ(f, f_inode);
+
+	if (!ino || loader_ino == 0)
+		return false;
+	return BPF_CORE_READ(ino, i_ino) == loader_ino &&
+	       BPF_CORE_READ(ino, i_sb, s_dev) == loader_kdev;
+}
+
+/* file: the exec'd file (for binfmt_misc, the interpreter's); bprm NULL
+ * from the classic tracepoint, which passes the filename in ctx instead. */
+static __always_inline int on_exec(struct file *file, struct linux_binprm *bprm,
+				   struct trace_event_raw_sched_process_exec *classic)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	bool loader = is_loader(file);
+
+	if (!loader) {
+		bpf_map_delete_elem(&pending, &pid);
+		if (!trace_all_execs)
+			return 0;
+	}
+
+	struct tx_exec *e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_task(&e->t, TX_EV_EXEC);
+	e->flags = loader ? TX_EXEC_LOADER : 0;
+	e->args_bytes = 0;
+	e->args[0] = 0;
+	if (bprm) {
+		const char *filename = BPF_CORE_READ(bprm, filename);
+		if (BPF_CORE_READ(bprm, interp) != filename)
+			e->flags |= TX_EXEC_INTERP;
+		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), filename);
+	} else {
+		__u32 loc = BPF_CORE_READ(classic, __data_loc_filename);
+		e->flags |= TX_EXEC_CLASSIC;
+		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
+					  (char *)classic + (loc & 0xffff));
+	}
+	if (loader) {
+		/* The command line (the new one, already on the new stack): for
+		 * `tiexec [options] PROG`, it names the program. */
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+		struct mm_struct *mm = BPF_CORE_READ(task, mm);
+		unsigned long lo = BPF_CORE_READ(mm, arg_start), hi = BPF_CORE_READ(mm, arg_end);
+		__u64 n = hi > lo ? hi - lo : 0;
+		if (n > TX_ARGS_BYTES - 1)
+			n = TX_ARGS_BYTES - 1;
+		n &= TX_ARGS_BYTES - 1; /* a bound the verifier sees (TX_ARGS_BYTES: a power of two) */
+		if (n && bpf_probe_read_user(e->args, n, (void *)lo) == 0)
+			e->args_bytes = (__u32)n;
+		__u8 one = 1;
+		bpf_map_update_elem(&pending, &pid, &one, BPF_ANY);
+	}
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	return on_exec(BPF_CORE_READ(bprm, file), bprm, NULL);
+}
+
+/* Without BTF-enabled tracepoints: the new mm's exe_file is bprm->file. */
+SEC("tracepoint/sched/sched_process_exec")
+int exec_classic(struct trace_event_raw_sched_process_exec *ctx)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	return on_exec(BPF_CORE_READ(task, mm, exe_file), NULL, ctx);
+}
+
+static __always_inline int on_exit(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32;
+
+	if ((__u32)id != pid || !usdt_attached) /* not the thread group leader */
+		return 0;
+	if (!bpf_map_lookup_elem(&pending, &pid))
+		return 0;
+	bpf_map_delete_elem(&pending, &pid);
+	struct tx_exit *e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_task(&e->t, TX_EV_EXIT);
+	e->exit_code = BPF_CORE_READ(task, exit_code);
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(exit_btf, struct task_struct *p)
+{
+	return on_exit();
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int exit_classic(void *ctx)
+{
+	return on_exit();
+}
+
+SEC("usdt")
+int BPF_USDT(loaded, const char *path, __u64 mode, __u64 strategy, __u64 text, __u64 huge,
+	     __u64 file, __u64 thp, __u64 hugetlb, __u64 elapsed_ns, const char *reason)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+
+	bpf_map_delete_elem(&pending, &pid);
+	struct tx_loaded *e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_task(&e->t, TX_EV_LOADED);
+	e->mode = mode;
+	e->strategy = strategy;
+	e->text_bytes = text;
+	e->huge_bytes = huge;
+	e->file_bytes = file;
+	e->thp_bytes = thp;
+	e->hugetlb_bytes = hugetlb;
+	e->elapsed_ns = elapsed_ns;
+	e->pad = 0;
+	e->path[0] = 0;
+	e->reason[0] = 0;
+	bpf_probe_read_user_str(e->path, sizeof(e->path), path);
+	e->has_reason = reason != NULL;
+	if (reason)
+		bpf_probe_read_user_str(e->reason, sizeof(e->reason), reason);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(direct, const char *path, const char *reason)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+
+	bpf_map_delete_elem(&pending, &pid);
+	struct tx_direct *e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_task(&e->t, TX_EV_DIRECT);
+	e->path[0] = 0;
+	e->reason[0] = 0;
+	bpf_probe_read_user_str(e->path, sizeof(e->path), path);
+	if (reason)
+		bpf_probe_read_user_str(e->reason, sizeof(e->reason), reason);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}

@@ -1,0 +1,913 @@
+/* tiexec-trace: shows, as they happen, the programs started through the
+ * tiexec loader and what the loader did for each: the strategy, how much of
+ * the text ended up on 2 MiB pages, how long the loader took, and why it
+ * fell back when it did.
+ *
+ * The kernel side (tiexec-trace.bpf.c) reports the execs of the loader file
+ * (sched_process_exec, matched on inode and device) and the loader's USDT
+ * probes tiexec:loaded and tiexec:direct; this side joins them by pid and
+ * prints one line (or one JSON object) per exec.
+ *
+ * Exit status: 0 done (--duration elapsed, SIGINT, SIGTERM); 1 cannot trace
+ * (privileges, no BTF, no loader, the kernel refused the programs); 2 usage
+ * error. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "tiexec-trace.h"
+#include "tiexec-trace.skel.h"
+
+#define PROG "tiexec-trace"
+#define DEFAULT_LOADER "/usr/libexec/tiexec/tiexec"
+/* A loader exec without an outcome after this long is reported as such. */
+#define PENDING_MAX_NS (5ull * 1000000000ull)
+#define SLOTS 8192 /* power of two */
+
+enum tp_mode { TP_AUTO, TP_BTF, TP_CLASSIC };
+
+static struct {
+	bool json, all, verbose;
+	double duration_s; /* 0: until a signal */
+	const char *loader;
+	unsigned buffer_mib;
+	enum tp_mode tp;
+} opt = { .buffer_mib = 4 };
+
+static volatile sig_atomic_t stop;
+static bool usdt_on;
+static char loader_path[PATH_MAX];
+static int64_t realtime_minus_boot_ns;
+static unsigned long long nrows;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void err(const char *fmt, ...)
+{
+	va_list ap;
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (!opt.verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- privileges and kernel ---- */
+
+static bool has_cap(const struct __user_cap_data_struct d[2], int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+/* bpf_capable() and perfmon_capable() of the kernel: CAP_SYS_ADMIN or the
+ * specific capability. */
+static bool privileged(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &h, d) != 0)
+		return geteuid() == 0;
+	bool admin = has_cap(d, CAP_SYS_ADMIN);
+	return (admin || has_cap(d, CAP_BPF)) && (admin || has_cap(d, CAP_PERFMON));
+}
+
+/* ---- the loader ---- */
+
+/* --loader PATH, else DEFAULT_LOADER, else `tiexec` in PATH. */
+static int find_loader(struct stat *st)
+{
+	const char *p = opt.loader;
+	char buf[PATH_MAX];
+
+	if (!p) {
+		if (stat(DEFAULT_LOADER, st) == 0) {
+			p = DEFAULT_LOADER;
+		} else {
+			const char *path = getenv("PATH");
+			while (path && *path && !p) {
+				size_t n = strcspn(path, ":");
+				if (n && n + sizeof("/tiexec") < sizeof(buf)) {
+					snprintf(buf, sizeof(buf), "%.*s/tiexec", (int)n, path);
+					if (access(buf, X_OK) == 0 && stat(buf, st) == 0 && S_ISREG(st->st_mode))
+						p = buf;
+				}
+				path += n + (path[n] == ':');
+			}
+		}
+		if (!p) {
+			err("cannot find the loader (not at " DEFAULT_LOADER ", no tiexec in PATH): use --loader PATH");
+			return -1;
+		}
+	}
+	if (stat(p, st) != 0) {
+		err("%s: %s", p, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		err("%s: not a regular file", p);
+		return -1;
+	}
+	if (!realpath(p, loader_path)) {
+		err("%s: %s", p, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- rows ---- */
+
+static const char *const strategy_names[] = { "auto", "file", "thp", "hugetlb", "off" };
+
+struct row {
+	uint64_t boot_ns;
+	uint32_t pid, ppid, uid;
+	char comm[TX_COMM_BYTES + 1];
+	const char *program;
+	const char *via;
+	const char *outcome; /* loaded, direct, failed, unknown, none */
+	int strategy;        /* -1: unknown */
+	bool sizes;          /* the byte counts and elapsed_ns are known */
+	uint64_t text, huge, file, thp, hugetlb, elapsed_ns;
+	bool remapped;
+	char note[TX_REASON_BYTES + 64];
+};
+
+/* The length of the valid UTF-8 sequence at p (at most n bytes), 0 if none. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	size_t len;
+	unsigned min;
+	unsigned cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if ((p[0] & 0xe0) == 0xc0)
+		len = 2, min = 0x80, cp = p[0] & 0x1f;
+	else if ((p[0] & 0xf0) == 0xe0)
+		len = 3, min = 0x800, cp = p[0] & 0x0f;
+	else if ((p[0] & 0xf8) == 0xf0)
+		len = 4, min = 0x10000, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* A JSON string: valid UTF-8 always (other bytes become U+FFFD). */
+static void json_str(FILE *f, const char *str)
+{
+	const unsigned char *p = (const unsigned char *)str;
+	size_t n = strlen(str);
+
+	fputc('"', f);
+	while (n) {
+		size_t len = utf8_len(p, n);
+		if (len == 0) {
+			fputs("\\ufffd", f);
+			len = 1;
+		} else if (*p == '"' || *p == '\\') {
+			fprintf(f, "\\%c", *p);
+		} else if (*p == '\n') {
+			fputs("\\n", f);
+		} else if (*p == '\t') {
+			fputs("\\t", f);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\u%04x", *p);
+		} else {
+			fwrite(p, 1, len, f);
+		}
+		p += len;
+		n -= len;
+	}
+	fputc('"', f);
+}
+
+/* For the table: control characters as \ooo, so that a name cannot break
+ * the line. */
+static const char *printable(const char *str, char *buf, size_t size)
+{
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)str; *p && o + 5 < size; p++) {
+		if (*p < 0x20 || *p == 0x7f || *p == '\\')
+			o += (size_t)snprintf(buf + o, size - o, "\\%03o", *p);
+		else
+			buf[o++] = (char)*p;
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+static void json_u64(FILE *f, const char *name, bool known, uint64_t v)
+{
+	if (known)
+		fprintf(f, ",\"%s\":%llu", name, (unsigned long long)v);
+	else
+		fprintf(f, ",\"%s\":null", name);
+}
+
+static void fmt_mib(char *b, size_t n, bool known, uint64_t v)
+{
+	if (!known)
+		snprintf(b, n, "-");
+	else if (v == 0)
+		snprintf(b, n, "0");
+	else if (v < 1024 * 1024 / 20)
+		snprintf(b, n, "<0.1MiB"); /* "0.0MiB" would read as nothing */
+	else
+		snprintf(b, n, "%.1fMiB", (double)v / (1024.0 * 1024.0));
+}
+
+/* The mechanism that placed the most bytes, for --strategy=auto. */
+static const char *used_mechanism(const struct row *r)
+{
+	if (!r->sizes || r->huge == 0)
+		return NULL;
+	if (r->hugetlb >= r->thp && r->hugetlb >= r->file && r->hugetlb)
+		return "hugetlb";
+	if (r->thp >= r->file && r->thp)
+		return "thp";
+	if (r->file)
+		return "file";
+	return NULL;
+}
+
+static void print_header(void)
+{
+	if (!opt.json)
+		printf("%-8s  %-7s %-5s %-26s %-9s %-9s %-8s %-7s %s\n", "TIME", "PID", "UID", "PROGRAM",
+		       "STRATEGY", "HUGE", "4K", "TIME", "NOTE");
+}
+
+static void emit(const struct row *r)
+{
+	uint64_t real_ns = r->boot_ns + (uint64_t)realtime_minus_boot_ns;
+	time_t sec = (time_t)(real_ns / 1000000000ull);
+	struct tm tm;
+	bool known_strategy = r->strategy >= 0 && r->strategy < 5;
+	const char *strategy = known_strategy ? strategy_names[r->strategy] : NULL;
+	const char *used = used_mechanism(r);
+	uint64_t small = r->sizes && r->text > r->huge ? r->text - r->huge : 0;
+
+	nrows++;
+	if (opt.json) {
+		char iso[64];
+		gmtime_r(&sec, &tm);
+		strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%S", &tm);
+		printf("{\"time\":\"%s.%06lluZ\",\"time_ns\":%llu,\"pid\":%u,\"ppid\":%u,\"uid\":%u,\"comm\":", iso,
+		       (unsigned long long)(real_ns % 1000000000ull / 1000), (unsigned long long)real_ns, r->pid,
+		       r->ppid, r->uid);
+		json_str(stdout, r->comm);
+		fputs(",\"program\":", stdout);
+		json_str(stdout, r->program);
+		fputs(",\"via\":", stdout);
+		json_str(stdout, r->via);
+		fputs(",\"outcome\":", stdout);
+		json_str(stdout, r->outcome);
+		fputs(",\"strategy\":", stdout);
+		if (strategy)
+			json_str(stdout, strategy);
+		else
+			fputs("null", stdout);
+		fputs(",\"used\":", stdout);
+		if (used)
+			json_str(stdout, used);
+		else
+			fputs("null", stdout);
+		json_u64(stdout, "text_bytes", r->sizes, r->text);
+		json_u64(stdout, "huge_bytes", r->sizes, r->huge);
+		json_u64(stdout, "small_bytes", r->sizes, small);
+		json_u64(stdout, "file_bytes", r->sizes, r->file);
+		json_u64(stdout, "thp_bytes", r->sizes, r->thp);
+		json_u64(stdout, "hugetlb_bytes", r->sizes, r->hugetlb);
+		json_u64(stdout, "loader_us", r->sizes, r->elapsed_ns / 1000);
+		fputs(",\"note\":", stdout);
+		if (r->note[0])
+			json_str(stdout, r->note);
+		else
+			fputs("null", stdout);
+		fputs("}\n", stdout);
+	} else {
+		char t[16], strat[32], huge[32], small4k[32], ms[32], line[8 * TX_PATH_BYTES];
+		char pbuf[4 * TX_PATH_BYTES + 1], nbuf[4 * sizeof(r->note) + 1];
+		localtime_r(&sec, &tm);
+		strftime(t, sizeof(t), "%H:%M:%S", &tm);
+		if (!strategy)
+			snprintf(strat, sizeof(strat), "-");
+		else if (r->strategy == 0 && used)
+			snprintf(strat, sizeof(strat), "auto:%s", used);
+		else
+			snprintf(strat, sizeof(strat), "%s", strategy);
+		fmt_mib(huge, sizeof(huge), r->sizes, r->huge);
+		fmt_mib(small4k, sizeof(small4k), r->sizes, small);
+		if (r->sizes)
+			snprintf(ms, sizeof(ms), "%.1fms", (double)r->elapsed_ns / 1e6);
+		else
+			snprintf(ms, sizeof(ms), "-");
+		int n = snprintf(line, sizeof(line), "%-8s  %-7u %-5u %-26s %-9s %-9s %-8s %-7s %s", t, r->pid,
+				 r->uid, printable(r->program, pbuf, sizeof(pbuf)), strat, huge, small4k, ms,
+				 printable(r->note, nbuf, sizeof(nbuf)));
+		if (n > (int)sizeof(line) - 1)
+			n = (int)sizeof(line) - 1;
+		while (n > 0 && line[n - 1] == ' ')
+			line[--n] = 0;
+		puts(line);
+	}
+	if (ferror(stdout))
+		stop = 1; /* e.g. a closed pipe */
+}
+
+/* ---- joining ---- */
+
+enum slot_state { FREE, PENDING, AFTER_DIRECT };
+
+struct slot {
+	enum slot_state state;
+	uint32_t pid;
+	uint64_t mono_ns; /* when it was stored, for expiry */
+	struct tx_exec ex;
+};
+
+static struct slot slots[SLOTS];
+
+static struct slot *find(uint32_t pid, bool create)
+{
+	unsigned h = (pid * 2654435761u) & (SLOTS - 1);
+	struct slot *empty = NULL;
+
+	for (unsigned i = 0; i < SLOTS; i++) {
+		struct slot *s = &slots[(h + i) & (SLOTS - 1)];
+		if (s->state == FREE) {
+			if (!empty)
+				empty = s;
+			break; /* no deletion tombstones: see drop_slot */
+		}
+		if (s->pid == pid)
+			return s;
+	}
+	if (!create || !empty)
+		return NULL;
+	empty->pid = pid;
+	return empty;
+}
+
+/* Deletes with backward-shift, so that lookups can stop at a free slot. */
+static void drop_slot(struct slot *s)
+{
+	unsigned i = (unsigned)(s - slots);
+	slots[i].state = FREE;
+	for (unsigned j = (i + 1) & (SLOTS - 1); slots[j].state != FREE; j = (j + 1) & (SLOTS - 1)) {
+		unsigned home = (slots[j].pid * 2654435761u) & (SLOTS - 1);
+		/* Move j to i if its home is not cyclically within (i, j]. */
+		bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+		if (!between) {
+			slots[i] = slots[j];
+			slots[j].state = FREE;
+			i = j;
+		}
+	}
+}
+
+static void copy_comm(char *dst, const char *src)
+{
+	memcpy(dst, src, TX_COMM_BYTES);
+	dst[TX_COMM_BYTES] = 0;
+}
+
+static void row_from_task(struct row *r, const struct tx_task *t)
+{
+	memset(r, 0, sizeof(*r));
+	r->boot_ns = t->boot_ns;
+	r->pid = t->pid;
+	r->ppid = t->ppid;
+	r->uid = t->uid;
+	copy_comm(r->comm, t->comm);
+	r->strategy = -1;
+}
+
+/* For `tiexec [options] PROG`: the program named by the command line. */
+static const char *program_from_args(const struct tx_exec *ex, char *buf, size_t n)
+{
+	const char *p = ex->args, *end = ex->args + ex->args_bytes;
+	int i = 0;
+	bool take = false, skip = false;
+
+	while (p < end) {
+		size_t len = strnlen(p, (size_t)(end - p));
+		if (i > 0) {
+			if (take || !(p[0] == '-' && p[1])) {
+				snprintf(buf, n, "%.*s", (int)len, p);
+				return buf;
+			}
+			if (skip)
+				skip = false;
+			else if (!strcmp(p, "--"))
+				take = true;
+			else if (!strcmp(p, "--strategy") || !strcmp(p, "--min-text"))
+				skip = true;
+		}
+		p += len + 1;
+		i++;
+	}
+	return NULL;
+}
+
+static const char *via_of_exec(const struct tx_exec *ex)
+{
+	if (!(ex->flags & TX_EXEC_LOADER))
+		return "none";
+	if (ex->flags & TX_EXEC_INTERP)
+		return "binfmt";
+	if (ex->flags & TX_EXEC_CLASSIC) {
+		/* binfmt_misc makes the program's path argv[1]. */
+		const char *a1 = memchr(ex->args, 0, ex->args_bytes);
+		if (a1 && ++a1 < ex->args + ex->args_bytes &&
+		    !strncmp(a1, ex->filename, (size_t)(ex->args + ex->args_bytes - a1)))
+			return "binfmt";
+	}
+	return "command-line";
+}
+
+/* A loader exec without an outcome: USDT not attached, or none came. */
+static void emit_exec(const struct tx_exec *ex, const char *outcome, const char *note)
+{
+	struct row r;
+	char prog[TX_PATH_BYTES + 1], fname[TX_PATH_BYTES + 1];
+
+	row_from_task(&r, &ex->t);
+	snprintf(fname, sizeof(fname), "%.*s", TX_PATH_BYTES, ex->filename);
+	r.via = via_of_exec(ex);
+	r.program = fname;
+	if ((ex->flags & TX_EXEC_LOADER) && !strcmp(r.via, "command-line") &&
+	    program_from_args(ex, prog, sizeof(prog)))
+		r.program = prog;
+	r.outcome = outcome;
+	snprintf(r.note, sizeof(r.note), "%s", note);
+	emit(&r);
+}
+
+static void flush_pending(bool all)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	for (unsigned i = 0; i < SLOTS; i++) {
+		struct slot *s = &slots[i];
+		if (s->state == FREE || (!all && now - s->mono_ns < PENDING_MAX_NS))
+			continue;
+		if (s->state == PENDING)
+			emit_exec(&s->ex, "unknown", "no outcome seen");
+		drop_slot(s);
+		i--; /* backward shift may have moved another entry here */
+	}
+}
+
+static void on_exec(const struct tx_exec *ex)
+{
+	struct slot *s = find(ex->t.pid, ex->flags & TX_EXEC_LOADER);
+
+	if (s && s->state == PENDING) {
+		/* The last loader exec in this pid never said what it did. */
+		emit_exec(&s->ex, "unknown", "no outcome seen");
+		s->state = FREE;
+		drop_slot(s);
+		s = find(ex->t.pid, ex->flags & TX_EXEC_LOADER);
+	} else if (s && s->state == AFTER_DIRECT) {
+		/* The loader's own plain execve of the program: reported
+		 * already, as "direct: REASON". */
+		drop_slot(s);
+		if (!(ex->flags & TX_EXEC_LOADER))
+			return;
+		s = find(ex->t.pid, true);
+	}
+	if (!(ex->flags & TX_EXEC_LOADER)) {
+		emit_exec(ex, "none", "not through tiexec");
+		return;
+	}
+	if (!usdt_on) {
+		emit_exec(ex, "unknown", "");
+		return;
+	}
+	if (!s) { /* table full */
+		emit_exec(ex, "unknown", "no outcome seen");
+		return;
+	}
+	s->state = PENDING;
+	s->mono_ns = clock_ns(CLOCK_MONOTONIC);
+	s->ex = *ex;
+}
+
+/* Takes the pending exec of pid, if any, into r (time, via). */
+static bool take_exec(struct row *r, uint32_t pid, struct tx_exec *ex)
+{
+	struct slot *s = find(pid, false);
+	if (!s || s->state != PENDING)
+		return false;
+	*ex = s->ex;
+	drop_slot(s);
+	r->boot_ns = ex->t.boot_ns;
+	r->via = via_of_exec(ex);
+	return true;
+}
+
+static void on_loaded(const struct tx_loaded *e)
+{
+	struct row r;
+	struct tx_exec ex;
+	char path[TX_PATH_BYTES + 1];
+
+	row_from_task(&r, &e->t);
+	r.boot_ns = e->t.boot_ns - e->elapsed_ns;
+	take_exec(&r, e->t.pid, &ex);
+	r.via = e->mode & TX_MODE_BINFMT ? "binfmt" : e->mode & TX_MODE_REEXEC ? "re-exec" : "command-line";
+	snprintf(path, sizeof(path), "%.*s", TX_PATH_BYTES, e->path);
+	r.program = path;
+	r.outcome = "loaded";
+	r.strategy = (int)e->strategy;
+	r.sizes = true;
+	r.text = e->text_bytes;
+	r.huge = e->huge_bytes;
+	r.file = e->file_bytes;
+	r.thp = e->thp_bytes;
+	r.hugetlb = e->hugetlb_bytes;
+	r.elapsed_ns = e->elapsed_ns;
+	r.remapped = e->mode & TX_MODE_REMAPPED;
+	if (e->has_reason)
+		snprintf(r.note, sizeof(r.note), "fallback: %.*s", TX_REASON_BYTES, e->reason);
+	else if (!r.remapped && e->strategy != 4)
+		snprintf(r.note, sizeof(r.note), "below min-text");
+	emit(&r);
+}
+
+static void on_direct(const struct tx_direct *e)
+{
+	struct row r;
+	struct tx_exec ex;
+	char path[TX_PATH_BYTES + 1];
+
+	row_from_task(&r, &e->t);
+	r.via = "command-line";
+	take_exec(&r, e->t.pid, &ex);
+	snprintf(path, sizeof(path), "%.*s", TX_PATH_BYTES, e->path);
+	r.program = path;
+	r.outcome = "direct";
+	snprintf(r.note, sizeof(r.note), "direct: %.*s", TX_REASON_BYTES, e->reason);
+	emit(&r);
+	if (opt.all) {
+		struct slot *s = find(e->t.pid, true);
+		if (s) {
+			s->state = AFTER_DIRECT;
+			s->mono_ns = clock_ns(CLOCK_MONOTONIC);
+		}
+	}
+}
+
+static void on_exit_event(const struct tx_exit *e)
+{
+	struct slot *s = find(e->t.pid, false);
+	char note[64];
+	int code = e->exit_code;
+
+	if (!s || s->state != PENDING)
+		return;
+	if (code & 0x7f)
+		snprintf(note, sizeof(note), "loader failed: killed by signal %d", code & 0x7f);
+	else
+		snprintf(note, sizeof(note), "loader failed: exit status %d", (code >> 8) & 0xff);
+	struct tx_exec ex = s->ex;
+	drop_slot(s);
+	emit_exec(&ex, "failed", note);
+}
+
+static int handle(void *ctx, void *data, size_t size)
+{
+	const struct tx_task *t = data;
+
+	if (size < sizeof(*t))
+		return 0;
+	switch (t->kind) {
+	case TX_EV_EXEC:
+		if (size >= sizeof(struct tx_exec))
+			on_exec(data);
+		break;
+	case TX_EV_LOADED:
+		if (size >= sizeof(struct tx_loaded))
+			on_loaded(data);
+		break;
+	case TX_EV_DIRECT:
+		if (size >= sizeof(struct tx_direct))
+			on_direct(data);
+		break;
+	case TX_EV_EXIT:
+		if (size >= sizeof(struct tx_exit))
+			on_exit_event(data);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* ---- setup ---- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " [--json] [--all] [--duration SECONDS] [--loader PATH]\n"
+		"                    [--buffer-mib N] [--tracepoint auto|btf|classic] [-v]\n"
+		"Shows the programs started through tiexec and what the loader did.\n"
+		"  --json              one JSON object per line (and a final {\"dropped\":N})\n"
+		"  --all               also execs that did not go through tiexec\n"
+		"  --duration SECONDS  stop after SECONDS (default: at SIGINT or SIGTERM)\n"
+		"  --loader PATH       the loader to watch (default " DEFAULT_LOADER ",\n"
+		"                      else tiexec in PATH)\n"
+		"  --buffer-mib N      ring buffer size, a power of two (default 4)\n"
+		"  --tracepoint MODE   sched_process_exec flavour (default auto: BTF, else classic)\n"
+		"  -v, --verbose       libbpf's messages\n"
+		"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n");
+}
+
+static uint64_t read_dropped(struct tiexec_trace_bpf *skel)
+{
+	uint32_t k = 0;
+	uint64_t v = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.dropped), &k, &v) != 0)
+		return 0;
+	return v;
+}
+
+static struct tiexec_trace_bpf *open_and_load(const struct stat *st, bool btf)
+{
+	struct tiexec_trace_bpf *skel = tiexec_trace_bpf__open();
+	int e;
+
+	if (!skel) {
+		err("cannot open the eBPF object: %s", strerror(errno));
+		return NULL;
+	}
+	skel->rodata->loader_kdev = (major(st->st_dev) << 20) | minor(st->st_dev);
+	skel->rodata->loader_ino = st->st_ino;
+	skel->rodata->trace_all_execs = opt.all;
+	bpf_map__set_max_entries(skel->maps.events, opt.buffer_mib << 20);
+	bpf_program__set_autoload(skel->progs.exec_btf, btf);
+	bpf_program__set_autoload(skel->progs.exit_btf, btf);
+	bpf_program__set_autoload(skel->progs.exec_classic, !btf);
+	bpf_program__set_autoload(skel->progs.exit_classic, !btf);
+	e = tiexec_trace_bpf__load(skel);
+	if (e) {
+		if (opt.tp != TP_AUTO || !btf)
+			err("cannot load the eBPF programs (%s tracepoints): %s%s", btf ? "BTF" : "classic",
+			    strerror(-e), opt.verbose ? "" : " (-v shows libbpf's messages)");
+		tiexec_trace_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+static int attach_usdt(struct tiexec_trace_bpf *skel)
+{
+	struct bpf_link *l;
+
+	l = bpf_program__attach_usdt(skel->progs.loaded, -1, loader_path, "tiexec", "loaded", NULL);
+	if (!l) {
+		int e = errno;
+		err("cannot attach to the tiexec:loaded probe of %s (%s%s): reporting execs without their "
+		    "outcome",
+		    loader_path, strerror(e),
+		    e == ENOENT		   ? "; built without <sys/sdt.h>?"
+		    : e == EACCES || e == EPERM ? "; uprobes need CAP_SYS_ADMIN"
+						: "");
+		return -1;
+	}
+	skel->links.loaded = l;
+	/* tiexec:direct is optional: without it those execs show as "no outcome seen". */
+	l = bpf_program__attach_usdt(skel->progs.direct, -1, loader_path, "tiexec", "direct", NULL);
+	if (l)
+		skel->links.direct = l;
+	else
+		err("cannot attach to the tiexec:direct probe of %s (%s)", loader_path, strerror(errno));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "loader", required_argument, NULL, 'l' },
+		{ "buffer-mib", required_argument, NULL, 'b' },
+		{ "tracepoint", required_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct tiexec_trace_bpf *skel = NULL;
+	struct ring_buffer *rb = NULL;
+	struct stat st;
+	char *end;
+	int c, status = 1;
+
+	while ((c = getopt_long(argc, argv, "vh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			opt.json = true;
+			break;
+		case 'a':
+			opt.all = true;
+			break;
+		case 'd':
+			errno = 0;
+			opt.duration_s = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(opt.duration_s > 0)) {
+				err("--duration: not a positive number of seconds: %s", optarg);
+				return 2;
+			}
+			break;
+		case 'l':
+			opt.loader = optarg;
+			break;
+		case 'b': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (end == optarg || *end || v == 0 || v > 1024 || (v & (v - 1))) {
+				err("--buffer-mib: not a power of two from 1 to 1024: %s", optarg);
+				return 2;
+			}
+			opt.buffer_mib = (unsigned)v;
+			break;
+		}
+		case 't':
+			if (!strcmp(optarg, "auto"))
+				opt.tp = TP_AUTO;
+			else if (!strcmp(optarg, "btf"))
+				opt.tp = TP_BTF;
+			else if (!strcmp(optarg, "classic"))
+				opt.tp = TP_CLASSIC;
+			else {
+				err("--tracepoint: auto, btf or classic, not %s", optarg);
+				return 2;
+			}
+			break;
+		case 'v':
+			opt.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		err("unexpected argument: %s", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+
+	if (!privileged()) {
+		err("needs root (or CAP_BPF and CAP_PERFMON) to load eBPF programs");
+		return 1;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		err("the kernel has no BTF (/sys/kernel/btf/vmlinux is missing): needs a kernel built with "
+		    "CONFIG_DEBUG_INFO_BTF");
+		return 1;
+	}
+	if (find_loader(&st) != 0)
+		return 1;
+
+	libbpf_set_print(libbpf_print);
+	if (opt.tp != TP_CLASSIC)
+		skel = open_and_load(&st, true);
+	if (!skel && opt.tp != TP_BTF) {
+		if (opt.tp == TP_AUTO && opt.verbose)
+			err("BTF tracepoints unavailable: trying the classic ones");
+		skel = open_and_load(&st, false);
+	}
+	if (!skel)
+		return 1;
+
+	struct bpf_program *exec_p = skel->progs.exec_btf, *exit_p = skel->progs.exit_btf;
+	if (!bpf_program__autoload(exec_p)) {
+		exec_p = skel->progs.exec_classic;
+		exit_p = skel->progs.exit_classic;
+	}
+	skel->links.exec_btf = bpf_program__attach(exec_p);
+	if (!skel->links.exec_btf) {
+		int e = errno;
+		bool classic = exec_p == skel->progs.exec_classic;
+		err("cannot attach to sched_process_exec: %s%s", strerror(e),
+		    classic && e == ENOENT && access("/sys/kernel/tracing/events", F_OK) != 0 &&
+				    access("/sys/kernel/debug/tracing/events", F_OK) != 0
+			    ? " (classic tracepoints need tracefs: mount -t tracefs tracefs /sys/kernel/tracing)"
+			    : "");
+		goto out;
+	}
+	skel->links.exit_btf = bpf_program__attach(exit_p);
+	if (!skel->links.exit_btf) {
+		err("cannot attach to sched_process_exit: %s", strerror(errno));
+		goto out;
+	}
+	usdt_on = attach_usdt(skel) == 0;
+	skel->bss->usdt_attached = usdt_on;
+
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle, NULL, NULL);
+	if (!rb) {
+		err("cannot set up the ring buffer: %s", strerror(errno));
+		goto out;
+	}
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+
+	realtime_minus_boot_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME));
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	print_header();
+	fflush(stdout);
+	err("tracing (loader %s, dev %u:%u, inode %llu%s)", loader_path, major(st.st_dev), minor(st.st_dev),
+	    (unsigned long long)st.st_ino, usdt_on ? "" : ", no USDT");
+
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), last_check = t0, drops_seen = 0;
+	uint64_t limit = opt.duration_s > 0 ? (uint64_t)(opt.duration_s * 1e9) : 0;
+	while (!stop) {
+		int n = ring_buffer__poll(rb, 100);
+		if (n < 0 && n != -EINTR) {
+			err("reading the ring buffer: %s", strerror(-n));
+			goto out;
+		}
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		if (limit && now - t0 >= limit)
+			break;
+		if (now - last_check >= 1000000000ull) {
+			last_check = now;
+			flush_pending(false);
+			uint64_t d = read_dropped(skel);
+			if (d != drops_seen) {
+				err("%llu events dropped so far (ring buffer full: see --buffer-mib)",
+				    (unsigned long long)d);
+				drops_seen = d;
+			}
+		}
+	}
+	ring_buffer__consume(rb);
+	flush_pending(true);
+	uint64_t d = read_dropped(skel);
+	if (opt.json)
+		printf("{\"dropped\":%llu}\n", (unsigned long long)d);
+	fflush(stdout);
+	err("%llu events, %llu dropped", nrows, (unsigned long long)d);
+	status = 0;
+out:
+	ring_buffer__free(rb);
+	tiexec_trace_bpf__destroy(skel);
+	return status;
+}

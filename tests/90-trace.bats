@@ -1,0 +1,297 @@
+#!/usr/bin/env bats
+# bpf/tiexec-trace: the eBPF recorder.  Each test starts the tracer in the
+# background on $TIEXEC (--loader), waits for its "tiexec-trace: tracing"
+# line, runs programs, stops it with a signal and reads its JSON lines.
+# The loader traced is a private copy of $TIEXEC ($LOADER): a rebuild of
+# $TIEXEC while the tests run (a new inode) cannot disturb them, and other
+# programs' tiexec execs do not show up; still, every assertion picks the
+# events by pid or ppid.
+# binfmt_misc registrations happen only in a private binfmt_misc instance
+# (a fresh user + mount namespace, Linux >= 6.7), never in the machine's.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+TRACE=$BUILD/bpf/tiexec-trace
+THP=/sys/kernel/mm/transparent_hugepage/enabled
+BM=/proc/sys/fs/binfmt_misc
+
+setup_file() {
+	local t=$BATS_FILE_TMPDIR
+	[ -e "$THP" ] && cat "$THP" >"$t/thp-enabled"
+	mkdir "$t/m" "$t/bin"
+	cp "$TIEXEC" "$t/bin/tiexec"
+	# A marked copy (byte 70 |= 0x40: p_flags of program header 0).
+	cp "$FIXTURES/probe-pie" "$t/m/probe-pie"
+	printf '\x40' | dd of="$t/m/probe-pie" bs=1 seek=70 conv=notrunc status=none
+	# A loader without USDT probes.
+	objcopy --remove-section .note.stapsdt "$t/bin/tiexec" "$t/tiexec-noprobes" 2>/dev/null || :
+}
+
+setup() {
+	[ -x "$TRACE" ] || skip_unsupported "tiexec-trace is not built (meson configure -Dbpf=enabled; needs clang, bpftool, libbpf-dev)"
+	[ "$(id -u)" = 0 ] || skip_unsupported "needs root to load eBPF programs"
+	[ -e /sys/kernel/btf/vmlinux ] || skip_unsupported "the kernel has no BTF"
+	O=$BATS_TEST_TMPDIR
+	LOADER=$BATS_FILE_TMPDIR/bin/tiexec
+	export LOADER
+	TRACE_PID=
+}
+
+teardown() {
+	if [ -n "${TRACE_PID:-}" ] && kill -0 "$TRACE_PID" 2>/dev/null; then
+		kill -KILL "$TRACE_PID" 2>/dev/null || :
+		wait "$TRACE_PID" 2>/dev/null || :
+	fi
+	if [ -s "$BATS_FILE_TMPDIR/thp-enabled" ]; then
+		sed -n 's/.*\[\(.*\)\].*/\1/p' "$BATS_FILE_TMPDIR/thp-enabled" >"$THP" 2>/dev/null || :
+	fi
+}
+
+# start_trace [ARGS...]: the tracer in the background (stdout $O/out, stderr
+# $O/err), once it is ready.  --duration bounds it if a test dies.
+start_trace() {
+	"$TRACE" --duration 120 "$@" >"$O/out" 2>"$O/err" 3>&- &
+	TRACE_PID=$!
+	local i
+	for ((i = 0; i < 300; i++)); do
+		grep -q '^tiexec-trace: tracing' "$O/err" && return 0
+		kill -0 "$TRACE_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "the tracer did not start:" >&2
+	cat "$O/err" >&2
+	return 1
+}
+
+# stop_trace [SIGNAL]: stops it; it must exit 0.
+stop_trace() {
+	local st=0
+	kill "-${1:-INT}" "$TRACE_PID"
+	wait "$TRACE_PID" || st=$?
+	TRACE_PID=
+	if [ "$st" -ne 0 ]; then
+		echo "the tracer exited with $st:" >&2
+		cat "$O/err" >&2
+		return 1
+	fi
+}
+
+# events_of KEY VALUE: the JSON lines with "KEY":VALUE (a number).
+events_of() {
+	grep -E "\"$1\":$2[,}]" "$O/out" || :
+}
+
+# field NAME LINE: a field of one JSON line (strings without their quotes).
+field() {
+	sed -n -E 's/.*"'"$1"'":("([^"\\]|\\.)*"|[^,}]*).*/\1/p' <<<"$2" | sed -E 's/^"(.*)"$/\1/'
+}
+
+# first_line FILE: the pid a command printed first.
+first_line() {
+	head -n 1 "$1"
+}
+
+@test "trace: as nobody, says it needs root and exits 1" {
+	command -v setpriv >/dev/null || skip_unsupported "setpriv (util-linux) is not installed"
+	run_t setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$TRACE" --loader "$LOADER"
+	[ "$status" -eq 1 ]
+	same "tiexec-trace: needs root (or CAP_BPF and CAP_PERFMON) to load eBPF programs" "$output"
+}
+
+@test "trace: usage errors exit 2" {
+	run_t "$TRACE" --duration x
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--duration: not a positive number of seconds: x"* ]]
+	run_t "$TRACE" --loader "$O/missing" --duration 1
+	[ "$status" -eq 1 ]
+	same "tiexec-trace: $O/missing: No such file or directory" "$output"
+}
+
+@test "trace: command-line execs: one event each, with path, pid and huge bytes; none for direct execs" {
+	start_trace --json --loader "$LOADER"
+	sh -c 'echo $$; exec "$LOADER" "$FIXTURES/bigtext-pie" loop 1' >"$O/big"
+	sh -c 'echo $$; exec "$LOADER" --min-text=0 "$FIXTURES/probe-pie"' >"$O/small"
+	sh -c 'echo $$; exec "$FIXTURES/probe-pie"' >"$O/direct"
+	stop_trace INT
+	local big small direct line
+	big=$(first_line "$O/big") small=$(first_line "$O/small") direct=$(first_line "$O/direct")
+
+	[ "$(events_of pid "$big" | wc -l)" -eq 1 ]
+	line=$(events_of pid "$big")
+	[ "$(field program "$line")" = "$FIXTURES/bigtext-pie" ]
+	[ "$(field via "$line")" = command-line ]
+	[ "$(field outcome "$line")" = loaded ]
+	[ "$(field uid "$line")" = 0 ]
+	[ "$(field huge_bytes "$line")" -gt 0 ]
+	[ "$(field text_bytes "$line")" -ge $((60 << 20)) ]
+	[ $(($(field huge_bytes "$line") + $(field small_bytes "$line"))) -eq "$(field text_bytes "$line")" ]
+	[ "$(field note "$line")" = null ]
+
+	[ "$(events_of pid "$small" | wc -l)" -eq 1 ]
+	line=$(events_of pid "$small")
+	[ "$(field program "$line")" = "$FIXTURES/probe-pie" ]
+	[ "$(field outcome "$line")" = loaded ]
+	[ "$(field strategy "$line")" = auto ]
+	[ "$(field huge_bytes "$line")" -eq 0 ]
+	[ "$(field text_bytes "$line")" -gt 0 ]
+
+	[ -z "$(events_of pid "$direct")" ]
+	tail -n 1 "$O/out" | grep -qE '^\{"dropped":[0-9]+\}$'
+}
+
+@test "trace: the table: header and a row in MiB and ms" {
+	start_trace --loader "$LOADER"
+	sh -c 'echo $$; exec "$LOADER" "$FIXTURES/bigtext-pie" loop 1' >"$O/big"
+	stop_trace TERM
+	local big
+	big=$(first_line "$O/big")
+	same "TIME      PID     UID   PROGRAM                    STRATEGY  HUGE      4K       TIME    NOTE" \
+		"$(head -n 1 "$O/out")"
+	grep -E "^[0-9]{2}:[0-9]{2}:[0-9]{2}  $big +0 +${FIXTURES//./\\.}/bigtext-pie +[a-z:]+ +[0-9]+\.[0-9]MiB +([0-9]+\.[0-9]MiB|<0\.1MiB|0) +[0-9]+\.[0-9]ms$" "$O/out"
+	grep -qE '^tiexec-trace: [0-9]+ events, 0 dropped$' "$O/err"
+}
+
+@test "trace: THP set to never with --strategy=thp: the fallback reason" {
+	[ -w "$THP" ] || skip_unsupported "cannot change $THP"
+	start_trace --json --loader "$LOADER"
+	echo never >"$THP"
+	sh -c 'echo $$; exec "$LOADER" --strategy=thp "$FIXTURES/bigtext-pie" loop 1' >"$O/big"
+	sed -n 's/.*\[\(.*\)\].*/\1/p' "$BATS_FILE_TMPDIR/thp-enabled" >"$THP"
+	stop_trace INT
+	local line
+	line=$(events_of pid "$(first_line "$O/big")")
+	[ "$(wc -l <<<"$line")" -eq 1 ]
+	[ "$(field strategy "$line")" = thp ]
+	[ "$(field huge_bytes "$line")" -eq 0 ]
+	[[ "$(field note "$line")" == "fallback: thp: transparent huge pages are disabled"* ]]
+}
+
+@test "trace: binfmt_misc (a private registration): the event says binfmt" {
+	unshare --user --map-root-user --mount sh -c "mount -t binfmt_misc binfmt_misc $BM && test -e $BM/register" \
+		|| skip_unsupported "no private binfmt_misc instance (Linux >= 6.7 with user namespaces)"
+	start_trace --json --loader "$LOADER"
+	(cd "$BATS_FILE_TMPDIR/m" && unshare --user --map-root-user --mount sh -c '
+		mount -t binfmt_misc binfmt_misc '"$BM"' &&
+		"$ROOT/scripts/tiexec-binfmt" register --interpreter "$LOADER" >/dev/null &&
+		sh -c "echo \$\$; exec ./probe-pie"') >"$O/marked"
+	stop_trace INT
+	local line
+	line=$(events_of pid "$(first_line "$O/marked")")
+	[ "$(wc -l <<<"$line")" -eq 1 ]
+	[ -n "$line" ]
+	[ "$(field via "$line")" = binfmt ]
+	[ "$(field outcome "$line")" = loaded ]
+	[[ "$(field program "$line")" == *probe-pie ]]
+	[ "$(field comm "$line")" = probe-pie ]
+}
+
+@test "trace: --all also shows direct execs, marked; the loader's direct runs say why" {
+	start_trace --json --all --loader "$LOADER"
+	sh -c 'echo $$; exec "$FIXTURES/probe-pie"' >"$O/direct"
+	sh -c 'echo $$; exec "$LOADER" /bin/true' >"$O/below"
+	stop_trace INT
+	local line
+	# (The shell's own exec shows up too, as /bin/sh.)
+	line=$(events_of pid "$(first_line "$O/direct")" | grep -v '"program":"[^"]*/sh"')
+	[ "$(wc -l <<<"$line")" -eq 1 ]
+	[ "$(field program "$line")" = "$FIXTURES/probe-pie" ]
+	[ "$(field via "$line")" = none ]
+	[ "$(field note "$line")" = "not through tiexec" ]
+	# Below --min-text the loader execs the program plainly: one event,
+	# not a second "not through tiexec" one for its execve.
+	line=$(events_of pid "$(first_line "$O/below")" | grep -v '"program":"[^"]*/sh"')
+	[ "$(wc -l <<<"$line")" -eq 1 ]
+	[ "$(field program "$line")" = /bin/true ]
+	[ "$(field outcome "$line")" = direct ]
+	[ "$(field note "$line")" = "direct: below min-text" ]
+}
+
+@test "trace: a loader that fails before loading is reported with its status" {
+	start_trace --json --loader "$LOADER"
+	sh -c 'echo $$; exec "$LOADER" "$1"' sh "$O/does-not-exist" >"$O/fail" 2>/dev/null || :
+	stop_trace INT
+	local line
+	line=$(events_of pid "$(first_line "$O/fail")")
+	[ "$(wc -l <<<"$line")" -eq 1 ]
+	[ "$(field outcome "$line")" = failed ]
+	[ "$(field note "$line")" = "loader failed: exit status 127" ]
+	[ "$(field program "$line")" = "$O/does-not-exist" ]
+}
+
+@test "trace: a burst of 1000 execs through tiexec: 1000 events, or the dropped ones counted" {
+	start_trace --json --loader "$LOADER"
+	bash -c 'echo $$; for i in $(seq 1000); do "$LOADER" --strategy=off /bin/true || exit 1; done' >"$O/burst"
+	stop_trace TERM
+	local parent n dropped
+	parent=$(first_line "$O/burst")
+	n=$(events_of ppid "$parent" | grep -c '"program":"/bin/true","via":"command-line","outcome":"loaded","strategy":"off"' || :)
+	dropped=$(sed -n 's/^{"dropped":\([0-9]*\)}$/\1/p' "$O/out")
+	echo "events $n, dropped $dropped"
+	[ -n "$dropped" ]
+	[ "$n" -le 1000 ]
+	if [ "$dropped" -eq 0 ]; then
+		[ "$n" -eq 1000 ]
+	else
+		# Each exec makes two records (exec, loaded); losing both loses the event.
+		[ $((n + dropped)) -ge 1000 ]
+	fi
+}
+
+@test "trace: without USDT probes in the loader: execs still reported, the reason said once" {
+	[ -s "$BATS_FILE_TMPDIR/tiexec-noprobes" ] || skip_unsupported "objcopy could not strip the probes"
+	local L=$BATS_FILE_TMPDIR/tiexec-noprobes
+	start_trace --json --loader "$L"
+	sh -c 'echo $$; exec "$1" --strategy=off /bin/true' sh "$L" >"$O/np"
+	stop_trace INT
+	[ "$(grep -c 'cannot attach to the tiexec:loaded probe' "$O/err")" -eq 1 ]
+	local line
+	line=$(events_of pid "$(first_line "$O/np")")
+	[ "$(wc -l <<<"$line")" -eq 1 ]
+	[ "$(field program "$line")" = /bin/true ]
+	[ "$(field outcome "$line")" = unknown ]
+	[ "$(field strategy "$line")" = null ]
+}
+
+@test "trace: the classic tracepoint works too (--tracepoint classic)" {
+	# Classic tracepoints need tracefs: mount it in a private mount namespace.
+	unshare --mount --propagation private sh -c '
+		mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing' ||
+		skip_unsupported "cannot mount tracefs"
+	unshare --mount --propagation private sh -c '
+		mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing
+		exec "$0" --duration 120 --json --tracepoint classic --loader "$1"' "$TRACE" "$LOADER" \
+		>"$O/out" 2>"$O/err" 3>&- &
+	TRACE_PID=$!
+	local i
+	for ((i = 0; i < 300; i++)); do
+		grep -q '^tiexec-trace: tracing' "$O/err" && break
+		sleep 0.1
+	done
+	grep -q '^tiexec-trace: tracing' "$O/err" || { cat "$O/err"; false; }
+	sh -c 'echo $$; exec "$LOADER" "$FIXTURES/bigtext-pie" loop 1' >"$O/big"
+	stop_trace INT
+	local line
+	line=$(events_of pid "$(first_line "$O/big")")
+	[ "$(wc -l <<<"$line")" -eq 1 ]
+	[ "$(field program "$line")" = "$FIXTURES/bigtext-pie" ]
+	[ "$(field via "$line")" = command-line ]
+	[ "$(field huge_bytes "$line")" -gt 0 ]
+}
+
+@test "trace: a burst while the tracer is stopped, with a 1 MiB buffer: the dropped records are counted" {
+	start_trace --json --buffer-mib 1 --loader "$LOADER"
+	kill -STOP "$TRACE_PID"
+	bash -c 'echo $$; for i in $(seq 1000); do "$LOADER" --strategy=off /bin/true || exit 1; done' >"$O/burst"
+	kill -CONT "$TRACE_PID"
+	stop_trace TERM
+	local parent n dropped
+	parent=$(first_line "$O/burst")
+	# An exec whose "loaded" record was dropped still shows, as "unknown".
+	n=$(events_of ppid "$parent" | grep -c '"program":"/bin/true"' || :)
+	dropped=$(sed -n 's/^{"dropped":\([0-9]*\)}$/\1/p' "$O/out")
+	echo "events $n, dropped $dropped"
+	[ "$dropped" -gt 0 ]
+	[ "$n" -lt 1000 ]
+	[ $((n + dropped)) -ge 1000 ]
+	grep -qE "^tiexec-trace: [0-9]+ events, $dropped dropped$" "$O/err"
+}
