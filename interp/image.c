@@ -1,0 +1,294 @@
+/* Reading, validating and mapping ELF files: the program and its
+ * interpreter, as the kernel's binfmt_elf would map them.  Every field is
+ * checked (elfcheck.c) before anything is mapped; errors end the loader
+ * with "tiexec: 'PATH': what" before any of the program runs. */
+#include <errno.h>
+
+#include "loader.h"
+#include "mark.h"
+#include "sys.h"
+
+#define ADDR_NO_RANDOMIZE 0x0040000
+
+static char interp_path[4096];
+
+/* Reads the ELF header and program headers of an open file and validates
+ * them; dies with the reason if anything is wrong.  Returns 1 if the file
+ * is a "#!" script instead (only when scripts_ok). */
+int read_headers(struct image *im, int scripts_ok)
+{
+	static unsigned char head[512];
+	struct statx st;
+	long e;
+
+	e = sys_statx(im->fd, "", TX_AT_EMPTY_PATH, STATX_TYPE | STATX_SIZE | STATX_MODE, &st);
+	if (e < 0)
+		die_errno(im->path, NULL, e);
+	if ((st.stx_mode & S_IFMT) == S_IFDIR)
+		die_errno(im->path, NULL, -EISDIR);
+	if ((st.stx_mode & S_IFMT) != S_IFREG)
+		die_errno(im->path, NULL, -EACCES);
+	im->size = st.stx_size;
+
+	long n = sys_pread(im->fd, head, sizeof(head), 0);
+	if (n < 0)
+		die_errno(im->path, "cannot read", n);
+	if (scripts_ok && n >= 2 && head[0] == '#' && head[1] == '!')
+		return 1;
+	enum elf_err r = elf_check_ehdr(head, (size_t)n, im->size, &im->eh);
+	if (r != ELF_OK)
+		die(im->path, elf_err_str(r), NULL, 126);
+	size_t phsize = (size_t)im->eh.e_phnum * sizeof(Elf64_Phdr);
+	e = sys_pread(im->fd, im->ph, phsize, im->eh.e_phoff);
+	if (e < 0)
+		die_errno(im->path, "cannot read", e);
+	if ((size_t)e != phsize)
+		die(im->path, elf_err_str(ELF_TRUNCATED), NULL, 126);
+	r = elf_check_phdrs(&im->eh, im->ph, im->size, &im->info);
+	if (r != ELF_OK)
+		die(im->path, elf_err_str(r), NULL, 126);
+	return 0;
+}
+
+static int prot_of(uint32_t f)
+{
+	return (f & PF_R ? PROT_READ : 0) | (f & PF_W ? PROT_WRITE : 0) | (f & PF_X ? PROT_EXEC : 0);
+}
+
+uint64_t random_u64(void)
+{
+	uint64_t r = 0;
+
+	/* AT_RANDOM's 16 bytes belong to the program (stack protector,
+	 * pointer guard); ask the kernel for our own. */
+	sys_getrandom(&r, sizeof(r), 0);
+	return r;
+}
+
+int aslr_off(void)
+{
+	long p = SC(__NR_personality, 0xffffffffUL, 0, 0, 0, 0, 0);
+
+	return p >= 0 && (p & ADDR_NO_RANDOMIZE);
+}
+
+/* Reserves the address range the image will live in (PROT_NONE), and sets
+ * its bias.  Dies when a fixed-address program cannot have its addresses. */
+void place(struct image *im, int is_interp)
+{
+	uint64_t span = im->info.hi - im->info.lo;
+	long r;
+
+	if (im->info.type == ET_EXEC) {
+		/* Rounded out to 2 MiB when free, so that --round-out has room. */
+		uint64_t lo = tx_down(im->info.lo, TX_HUGE), hi = tx_up(im->info.hi, TX_HUGE);
+		r = sys_mmap(lo, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (r < 0 || (uint64_t)r != lo) {
+			if (r >= 0)
+				sys_munmap((uint64_t)r, hi - lo);
+			lo = im->info.lo, hi = im->info.hi;
+			r = sys_mmap(lo, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+				     -1, 0);
+			if (r < 0 || (uint64_t)r != lo) {
+				struct msg m;
+				if (r >= 0)
+					sys_munmap((uint64_t)r, hi - lo);
+				msg_head(&m, im->path);
+				msg_str(&m, "fixed load address ");
+				msg_hex(&m, lo);
+				msg_str(&m, "-");
+				msg_hex(&m, hi);
+				msg_str(&m, r == -EEXIST || r >= 0
+						    ? " overlaps memory already in use (the loader or the stack)"
+						    : ": cannot be mapped (below vm.mmap_min_addr?)");
+				say(&m);
+				sys_exit(126);
+			}
+		}
+		im->bias = 0;
+		im->res_lo = lo;
+		im->res_hi = hi;
+		return;
+	}
+
+	/* ET_DYN.  Where the kernel would put it: a program with an
+	 * interpreter (PIE) low, above the brk of a loader like us, so that
+	 * its own brk can follow it; an interpreter or a static PIE in the
+	 * mmap region.  Room for 2 MiB alignment at both ends. */
+	uint64_t size = span + 2 * TX_HUGE + TX_HUGE;
+	r = -ENOMEM;
+	if (!is_interp && im->info.interp >= 0) {
+		uint64_t hint = tx_up((uint64_t)sys_brk(0), TX_HUGE) + TX_HUGE;
+		if (!aslr_off())
+			hint += (random_u64() & ((1ULL << 40) - 1)) & -TX_HUGE;
+		if (hint + size < TX_USER_TOP)
+			r = sys_mmap(hint, size, PROT_NONE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (r >= 0 && (uint64_t)r != hint) {
+			sys_munmap((uint64_t)r, size);
+			r = -EEXIST;
+		}
+	}
+	if (r < 0)
+		r = sys_mmap(0, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r < 0)
+		die_errno(im->path, "cannot reserve address space", r);
+	uint64_t region = tx_up((uint64_t)r, TX_HUGE);
+
+	/* Anchor the largest text segment: congruent to its file offset for
+	 * zero-copy huge pages, or starting on a 2 MiB boundary for a copy. */
+	struct seg tmp[MAX_SEGS];
+	unsigned n = layout_segs(im->ph, im->eh.e_phnum, 0, tmp, MAX_SEGS);
+	int t = layout_main_text(tmp, n);
+	uint64_t anchor = 0, mod = 0;
+	if (t >= 0) {
+		anchor = tmp[t].vaddr;
+		mod = tmp[t].offset;
+		if (!is_interp && (opt.strategy == ST_THP || opt.strategy == ST_HUGETLB)) {
+			anchor = tx_down(anchor, TX_PAGE);
+			mod = 0;
+		}
+	}
+	im->bias = layout_dyn_bias(region, im->info.lo, anchor, mod);
+	if (!is_interp && opt.strategy == ST_OFF && !aslr_off()) {
+		/* No huge pages wanted: a page-granular random base, as the
+		 * kernel gives, rather than one congruent to the file (which
+		 * would let the kernel PMD-map cached 2 MiB folios anyway). */
+		im->bias += (random_u64() % (TX_HUGE / TX_PAGE)) * TX_PAGE;
+	}
+	im->res_lo = (uint64_t)r;
+	im->res_hi = (uint64_t)r + size;
+}
+
+/* Maps every PT_LOAD inside the reservation, as the kernel's elf_load()
+ * does: file pages, the zeroed tail of the last file page when writable,
+ * anonymous pages for the rest of .bss.  Later segments win a shared page. */
+void map_segments(struct image *im)
+{
+	for (unsigned i = 0; i < im->eh.e_phnum; i++) {
+		const Elf64_Phdr *p = &im->ph[i];
+		if (p->p_type != PT_LOAD || p->p_memsz == 0)
+			continue;
+		int prot = prot_of(p->p_flags);
+		uint64_t v = p->p_vaddr + im->bias;
+		uint64_t start = tx_down(v, TX_PAGE);
+		uint64_t zs = start;
+		long r;
+
+		if (p->p_filesz) {
+			uint64_t fend = tx_up(v + p->p_filesz, TX_PAGE);
+			r = sys_mmap(start, fend - start, prot, MAP_PRIVATE | MAP_FIXED, im->fd,
+				     tx_down(p->p_offset, TX_PAGE));
+			if (r < 0)
+				die_errno(im->path, "cannot map segment", r);
+			if (p->p_memsz > p->p_filesz && (prot & PROT_WRITE))
+				memset((void *)(uintptr_t)(v + p->p_filesz), 0, fend - (v + p->p_filesz));
+			zs = fend;
+		}
+		uint64_t ze = tx_up(v + p->p_memsz, TX_PAGE);
+		if (ze > zs) {
+			r = sys_mmap(zs, ze - zs, prot, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
+			if (r < 0)
+				die_errno(im->path, "cannot map segment", r);
+		}
+	}
+	im->nsegs = layout_segs(im->ph, im->eh.e_phnum, im->bias, im->segs, MAX_SEGS);
+}
+
+/* Gives back the reserved address space no segment uses, keeping the
+ * rounded-out pieces when --round-out may fill them. */
+void trim_reservation(struct image *im, int keep_outer)
+{
+	uint64_t at = im->res_lo;
+
+	for (unsigned i = 0; i <= im->nsegs; i++) {
+		uint64_t lo = im->res_hi, hi = im->res_hi;
+		if (i < im->nsegs) {
+			const struct seg *s = &im->segs[i];
+			lo = tx_down(s->vaddr, TX_PAGE);
+			hi = tx_up(s->vaddr + s->memsz, TX_PAGE);
+			if (keep_outer && (s->flags & PF_X) && !(s->flags & PF_W)) {
+				uint64_t a, b;
+				layout_outer(im->segs, im->nsegs, i, im->res_lo, im->res_hi, &a, &b);
+				if (a < b && a < lo)
+					lo = a;
+				if (a < b && b > hi)
+					hi = b;
+			}
+		}
+		if (lo > at)
+			sys_munmap(at, lo - at);
+		if (hi > at)
+			at = hi;
+	}
+}
+
+void open_interp(const char *prog_path)
+{
+	const Elf64_Phdr *p = &prog.ph[prog.info.interp];
+	struct msg m;
+
+	long n = sys_pread(prog.fd, interp_path, p->p_filesz, p->p_offset);
+	if (n != (long)p->p_filesz || elf_check_interp(interp_path, p->p_filesz) != ELF_OK)
+		die(prog_path, elf_err_str(ELF_BAD_INTERP), NULL, 126);
+	interp.path = interp_path;
+	interp.fd = (int)sys_openat(TX_AT_FDCWD, interp_path, O_RDONLY | O_CLOEXEC, 0);
+	if (interp.fd < 0) {
+		msg_head(&m, prog_path);
+		msg_str(&m, "interpreter '");
+		msg_str(&m, interp_path);
+		msg_str(&m, "': ");
+		msg_str(&m, tx_strerror(-interp.fd));
+		say(&m);
+		sys_exit(interp.fd == -ENOENT ? 127 : 126);
+	}
+	read_headers(&interp, 0);
+	if (interp.info.type != ET_DYN || interp.info.interp >= 0)
+		die(interp_path, "interpreter is not a static ELF shared object", NULL, 126);
+}
+
+/* The policy note of a marked program (interp/mark.h), into note_o.  Reads
+ * the section headers from the end (tiexec-stamp appends its section), at
+ * most 32 at a time, and only notes of a sane size. */
+void read_note(struct image *im, struct opts *note_o)
+{
+	static Elf64_Shdr sh[32];
+	static unsigned char nb[4096];
+	const Elf64_Ehdr *eh = &im->eh;
+	const char *why = "marked, but without a readable tiexec note: defaults";
+
+	opts_default(note_o);
+	if (eh->e_phoff != TIEXEC_MARK_PHOFF || !(im->ph[0].p_flags & TIEXEC_MARK_FLAG))
+		return;
+	if (eh->e_shoff && eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shnum &&
+	    eh->e_shnum < SHN_LORESERVE && eh->e_shoff <= im->size &&
+	    (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) <= im->size - eh->e_shoff) {
+		for (unsigned end = eh->e_shnum; end > 0;) {
+			unsigned start = end > 32 ? end - 32 : 0;
+			size_t n = (end - start) * sizeof(Elf64_Shdr);
+			if (sys_pread(im->fd, sh, n, eh->e_shoff + start * sizeof(Elf64_Shdr)) != (long)n)
+				break;
+			for (unsigned i = end - start; i-- > 0;) {
+				const Elf64_Shdr *h = &sh[i];
+				const void *desc;
+				size_t dlen;
+				if (h->sh_type != SHT_NOTE || !h->sh_size || h->sh_size > sizeof(nb) ||
+				    h->sh_offset > im->size || h->sh_size > im->size - h->sh_offset ||
+				    sys_pread(im->fd, nb, h->sh_size, h->sh_offset) != (long)h->sh_size ||
+				    elf_note_find(nb, h->sh_size, TIEXEC_NOTE_OWNER, TIEXEC_NT_POLICY, &desc, &dlen))
+					continue;
+				switch (opts_note(note_o, desc, dlen)) {
+				case OPT_NOTE_OK: return;
+				case OPT_NOTE_VERSION: why = "tiexec note of an unknown version: defaults"; break;
+				default: why = "malformed tiexec note: defaults"; break;
+				}
+				opts_default(note_o);
+				goto out;
+			}
+			end = start;
+		}
+	}
+out:
+	verbose_note(im->path, why);
+}
+

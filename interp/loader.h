@@ -1,0 +1,78 @@
+/* What the loader's modules share: the images being loaded, the aux vector
+ * as the kernel gave it to us, the settings in effect, and the one place that
+ * reports (report.c).  musl's dynamic linker shares its state the same way:
+ * a loader runs once, single-threaded, with no allocator. */
+#pragma once
+
+#include <elf.h>
+#include <stdint.h>
+
+#include "elfcheck.h"
+#include "layout.h"
+#include "opts.h"
+#include "rt.h"
+
+#define AUX_MAX 64
+#define MAX_SEGS TX_PH_MAX
+
+extern const char tx_ehdr_start[] __asm__("__ehdr_start") __attribute__((visibility("hidden")));
+extern const char tx_end[] __asm__("_end") __attribute__((visibility("hidden")));
+
+/* A program or interpreter being loaded. */
+struct image {
+	const char *path;
+	int fd;
+	uint64_t size;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[TX_PH_MAX];
+	struct elf_info info;
+	uint64_t bias;
+	uint64_t res_lo, res_hi; /* the address range reserved for it */
+	struct seg segs[MAX_SEGS];
+	unsigned nsegs;
+};
+
+extern struct image prog, interp;
+extern uint64_t aux[AUX_MAX]; /* indexed by AT_* */
+extern struct opts opt;       /* the settings in effect */
+
+/* ---- report.c: the only output, one line each on stderr ---- */
+void say(struct msg *m);
+void msg_head(struct msg *m, const char *path);
+__attribute__((noreturn)) void die(const char *path, const char *what, const char *detail, int status);
+/* 127 for ENOENT/ENOTDIR, else 126. */
+__attribute__((noreturn)) void die_errno(const char *path, const char *what, long err);
+void verbose_note(const char *path, const char *what);
+uint64_t now_ns(void);
+
+/* ---- image.c: reading, validating and mapping ELF files ---- */
+/* Validates the headers of an open file (dies with the reason); returns 1
+ * instead if it is a "#!" script and scripts_ok. */
+int read_headers(struct image *im, int scripts_ok);
+/* The program's policy note, when it is marked (interp/mark.h). */
+void read_note(struct image *im, struct opts *note);
+/* Opens, reads and validates the program's PT_INTERP into `interp`. */
+void open_interp(const char *prog_path);
+/* Reserves the image's address range and sets its bias; maps its segments;
+ * gives back what no segment uses. */
+void place(struct image *im, int is_interp);
+void map_segments(struct image *im);
+void trim_reservation(struct image *im, int keep_outer);
+uint64_t random_u64(void);
+int aslr_off(void);
+
+/* ---- start.c: the program's initial stack, and the jump ---- */
+struct start {
+	long argc;
+	char **argv;
+	char **envp;
+	long nenv;
+	uint64_t *auxv;     /* pairs, ending with AT_NULL */
+	uint64_t *auxv_end; /* just past the AT_NULL pair */
+};
+/* Decodes the stack the kernel built for us; fills aux[]. */
+void parse_start(uint64_t *sp, struct start *s);
+/* Builds the program's stack from ours (its argv is ours from `first`) and
+ * jumps to entry. */
+__attribute__((noreturn)) void start_program(struct start *s, long first, const char *execfn,
+					     uint64_t entry);
