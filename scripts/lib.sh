@@ -4,7 +4,7 @@ BUILD_PACKAGES=(meson ninja-build gcc pkg-config libelf-dev systemtap-sdt-dev cl
 TEST_PACKAGES=(g++ golang-go bats libc6-dev util-linux libcap2-bin attr)
 # scripts/package: the Debian tools, rpmbuild, scdoc (man pages) and what
 # tiexec-trace is built with.
-PACKAGE_PACKAGES=(dpkg-dev debhelper fakeroot lintian rpm scdoc clang bpftool libbpf-dev)
+PACKAGE_PACKAGES=(dpkg-dev debhelper fakeroot lintian rpm file scdoc clang bpftool libbpf-dev)
 
 # Installs the Debian packages that are missing (needs root and apt-get).
 ensure_packages() {

@@ -1,0 +1,333 @@
+# The distribution packages: built by scripts/package (reused from build/pkg
+# when newer than every source file), checked with lintian, the RPM's file
+# list against the .deb's, and then installed on this machine with apt-get:
+# the rule is registered, a stamped program started by path runs through the
+# packaged loader on huge pages and tiexec-stat shows it; apt-get purge
+# removes the rule and every file, and the program runs plainly again; an
+# upgrade leaves a running stamped program alone.  The RPMs are installed
+# and erased in private namespaces (overlay /usr, own binfmt_misc).
+#
+# This is the one test that touches the machine's own binfmt_misc and
+# packages.  It refuses to start if tiexec is already installed or
+# registered, and its teardown puts back what it found however the test
+# ends: purges the packages it installed, removes the tiexec rule, and
+# unmounts binfmt_misc if it mounted it.  Needs root.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+BINFMT=/proc/sys/fs/binfmt_misc
+PKG=$ROOT/build/pkg
+
+# present PKG: dpkg knows PKG in any state but "not installed".
+present() {
+	local s
+	s=$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null) || return 1
+	[ -n "$s" ] && [ "${s:1:1}" != n ]
+}
+
+# sources_newer_than FILE: a source file (not build/, not .git) is newer.
+sources_newer_than() {
+	[ -n "$(find "$ROOT" \( -path "$ROOT/build" -o -path "$ROOT/.git" \) -prune -o \
+		-type f -newer "$1" -print -quit)" ]
+}
+
+setup_file() {
+	[ "$(id -u)" = 0 ] || return 0
+	local deb rpm trace
+	deb=$(ls "$PKG"/tiexec_*_amd64.deb 2>/dev/null | head -n1)
+	rpm=$(ls "$PKG"/tiexec-[0-9]*.x86_64.rpm 2>/dev/null | head -n1)
+	# Both packages of each kind (not a TIEXEC_PKG_NOBPF=1 build).
+	trace=$(ls "$PKG"/tiexec-trace_*_amd64.deb "$PKG"/tiexec-trace-[0-9]*.x86_64.rpm 2>/dev/null | wc -l)
+	if [ -z "$deb" ] || [ -z "$rpm" ] || [ "$trace" -ne 2 ] ||
+		sources_newer_than "$deb" || sources_newer_than "$rpm"; then
+		# The unit tests ran already (scripts/test): nocheck.
+		DEB_BUILD_OPTIONS=nocheck "$ROOT/scripts/package" all >"$BATS_FILE_TMPDIR/package.log" 2>&1 || {
+			cat "$BATS_FILE_TMPDIR/package.log" >&2
+			return 1
+		}
+	fi
+}
+
+setup() {
+	[ "$(id -u)" = 0 ] || skip_unsupported "needs root (installs packages, registers binfmt_misc rules)"
+	DEB=$(ls "$PKG"/tiexec_*_amd64.deb)
+	TRACE_DEB=$(ls "$PKG"/tiexec-trace_*_amd64.deb 2>/dev/null || true)
+	STATE=$BATS_TEST_TMPDIR/state
+	mkdir -p "$STATE"
+	CPID=
+}
+
+# Everything the install test changed goes back, whatever happened.
+teardown() {
+	if [ -n "${CPID:-}" ]; then
+		kill "$CPID" 2>/dev/null || true
+		wait "$CPID" 2>/dev/null || true
+	fi
+	[ -n "${STATE:-}" ] && [ -e "$STATE/touched" ] || return 0
+	export DEBIAN_FRONTEND=noninteractive
+	local p
+	for p in tiexec-trace tiexec; do
+		if present "$p"; then
+			apt-get purge -y -qq "$p" >/dev/null 2>&1 || dpkg --purge --force-all "$p" >/dev/null 2>&1 || true
+		fi
+	done
+	# The rule, whoever left it (the package's prerm should have).
+	if [ -e "$BINFMT/tiexec" ]; then
+		echo -1 >"$BINFMT/tiexec" || true
+	fi
+	[ -e /var/lib/binfmts/tiexec ] && update-binfmts --package tiexec --unimport tiexec >/dev/null 2>&1 || true
+	# Unmount only what we mounted, and only after the rule is gone (rules
+	# outlive an unmount of the root namespace's binfmt_misc).
+	if [ -e "$STATE/mounted" ]; then
+		umount "$BINFMT" || true
+	fi
+}
+
+# deb_files DEB...: the files and links of the packages (no directories),
+# with the man pages' .gz dropped, without /usr/share/doc (per distribution)
+# and /usr/share/lintian (Debian's).
+deb_files() {
+	local d
+	for d in "$@"; do dpkg-deb -c "$d"; done |
+		awk '$1 !~ /^d/ { print $6 }' | sed -e 's|^\./|/|' -e 's|^\(/usr/share/man/.*\)\.gz$|\1|' |
+		grep -Ev '^/usr/share/(doc|lintian)/' | sort
+}
+
+# rpm_files RPM...: the same for RPM packages (%doc and %license live in
+# /usr/share/doc/NAME-VERSION and /usr/share/licenses there).
+rpm_files() {
+	rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$@" 2>/dev/null |
+		awk '$1 !~ /^d/ { print $2 }' | sed -e 's|^\(/usr/share/man/.*\)\.gz$|\1|' |
+		grep -Ev '^/usr/share/(doc|licenses)/' | sort
+}
+
+@test "lintian: no errors, no warnings that are not overridden" {
+	run lintian --fail-on error,warning -EvIL +pedantic --tag-display-limit 0 "$PKG"/*.deb
+	echo "$output"
+	[ "$status" -eq 0 ]
+	if grep -E '^[EW]: ' <<<"$output"; then return 1; fi
+}
+
+@test "the RPMs hold the same files as the .debs" {
+	local debs rpms
+	debs=$(deb_files "$PKG"/tiexec_*_amd64.deb "$PKG"/tiexec-trace_*_amd64.deb)
+	rpms=$(rpm_files "$PKG"/tiexec-[0-9]*.x86_64.rpm "$PKG"/tiexec-trace-[0-9]*.x86_64.rpm)
+	[ -n "$debs" ]
+	same "$debs" "$rpms"
+	# And what the issue asks for is there.
+	for f in /usr/libexec/tiexec/tiexec /usr/bin/tiexec /usr/bin/tiexec-stamp /usr/bin/tiexec-stat \
+		/usr/sbin/tiexec-binfmt /usr/sbin/tiexec-trace /usr/lib/binfmt.d/tiexec.conf \
+		/usr/share/binfmts/tiexec /usr/share/man/man1/tiexec.1 /usr/share/man/man1/tiexec-stamp.1 \
+		/usr/share/man/man1/tiexec-stat.1 /usr/share/man/man8/tiexec-binfmt.8 \
+		/usr/share/man/man8/tiexec-trace.8; do
+		grep -qx "$f" <<<"$debs" || { echo "missing: $f"; return 1; }
+	done
+	dpkg-deb -c "$DEB" | grep -q '^l.* \./usr/bin/tiexec -> \.\./libexec/tiexec/tiexec$'
+	dpkg-deb -c "$DEB" | grep -q ' \./usr/share/doc/tiexec/copyright$'
+	dpkg-deb -c "$DEB" | grep -q ' \./usr/share/doc/tiexec/README.md'
+}
+
+@test "the binfmt-support format file is the binfmt.d rule" {
+	local rule fmt
+	rule=$(grep '^:tiexec:' "$ROOT/packaging/binfmt.d/tiexec.conf")
+	fmt=$ROOT/packaging/binfmts/tiexec
+	IFS=: read -r _ name type offset magic mask interp flags <<<"$rule"
+	[ "$name" = tiexec ] && [ "$type" = M ] && [ "$flags" = POF ]
+	same "package tiexec
+interpreter $interp
+magic $magic
+offset $offset
+mask $mask
+credentials no
+preserve yes
+fix_binary yes" "$(grep -v '^#' "$fmt")"
+}
+
+# take_machine: refuse a machine that has tiexec already; from here on the
+# teardown restores; mount binfmt_misc if it is not.
+take_machine() {
+	export DEBIAN_FRONTEND=noninteractive
+	if present tiexec || present tiexec-trace || [ -e "$BINFMT/tiexec" ]; then
+		skip_unsupported "tiexec is already installed or registered on this machine"
+	fi
+	touch "$STATE/touched"
+	if ! mountpoint -q "$BINFMT"; then
+		mount -t binfmt_misc binfmt_misc "$BINFMT"
+		touch "$STATE/mounted"
+	fi
+}
+
+# start_waiting PROG: runs `PROG wait` as a coprocess (pid in $CPID) until it
+# says "ready".
+start_waiting() {
+	coproc P { exec "$1" wait 3>&-; }
+	CPID=$P_PID
+	local ready=
+	read -r -t 60 ready <&"${P[0]}" || true
+	[ "$ready" = ready ] || { echo "no 'ready' from $1"; return 1; }
+}
+
+# stop_waiting: EOF on its stdin; it exits 0.
+stop_waiting() {
+	exec {P[1]}>&-
+	wait "$CPID"
+	CPID=
+}
+
+@test "apt-get install registers the rule, stamped programs run on huge pages; purge removes it all" {
+	take_machine
+	# Which way the postinst registers: systemd-binfmt (POF), binfmt-support
+	# (its format file cannot say O: PF), else tiexec-binfmt (POF).
+	local flags=POF
+	if [ ! -d /run/systemd/system ] && command -v update-binfmts >/dev/null; then
+		flags=PF
+	fi
+
+	# Directories that exist before: the packages must not remove them, and
+	# must remove the others they create.
+	local pkgs=("$DEB") f d
+	[ -n "$TRACE_DEB" ] && pkgs+=("$TRACE_DEB")
+	for d in "${pkgs[@]}"; do dpkg-deb -c "$d"; done | awk '$1 ~ /^d/ { print $6 }' |
+		sed -e 's|^\./|/|' -e 's|/$||' | while read -r f; do
+		[ -z "$f" ] || [ -d "$f" ] || echo "$f"
+	done >"$STATE/new-dirs"
+	for d in "${pkgs[@]}"; do dpkg-deb -c "$d"; done | awk '$1 !~ /^d/ { print $6 }' |
+		sed 's|^\./|/|' >"$STATE/files"
+
+	run apt-get install -y "${pkgs[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+
+	# The rule: the packaged loader, the expected flags.
+	[ -e "$BINFMT/tiexec" ]
+	grep -qx enabled "$BINFMT/tiexec"
+	grep -qx 'interpreter /usr/libexec/tiexec/tiexec' "$BINFMT/tiexec"
+	grep -qx "flags: $flags" "$BINFMT/tiexec"
+	while read -r f; do [ -e "$f" ] || [ -L "$f" ] || { echo "not installed: $f"; return 1; }; done <"$STATE/files"
+	[ "$(readlink -f /usr/bin/tiexec)" = /usr/libexec/tiexec/tiexec ]
+	/usr/bin/tiexec --version
+	man -w tiexec tiexec-stamp tiexec-stat tiexec-binfmt >/dev/null
+	# The recorder's unit is installed, not enabled.
+	if [ -n "$TRACE_DEB" ]; then
+		[ -e /lib/systemd/system/tiexec-trace.service ]
+		[ ! -e /etc/systemd/system/multi-user.target.wants/tiexec-trace.service ]
+	fi
+
+	# A stamped program, started by path, goes through the packaged loader.
+	local w=$BATS_TEST_TMPDIR/w
+	mkdir "$w"
+	cp "$FIXTURES/bigtext-pie" "$w/big"
+	/usr/bin/tiexec-stamp "$w/big"
+	run --separate-stderr env TIEXEC_VERBOSE=1 "$w/big" report
+	echo "$output"
+	echo "stderr: $stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" =~ ^"tiexec: '$w/big': "[1-9][0-9.]*" of "[0-9.]+" MiB text on 2 MiB pages" ]]
+	grep -Eq '^map .* (file_pmd_kb|anon_huge_kb)=[1-9][0-9]* .*/big$' <<<"$output"
+
+	# tiexec-stat sees its text on huge pages.
+	start_waiting "$w/big"
+	run /usr/bin/tiexec-stat "$CPID"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -Eq "^PID $CPID " <<<"$output"
+	awk '$1 == "total" { exit !($3 > 0) }' <<<"$output"
+	stop_waiting
+
+	# Purge: the rule, every file and the new directories go.
+	local purge=(tiexec)
+	[ -n "$TRACE_DEB" ] && purge=(tiexec-trace tiexec)
+	run apt-get purge -y "${purge[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ ! -e "$BINFMT/tiexec" ]
+	[ ! -e /var/lib/binfmts/tiexec ]
+	while read -r f; do
+		if [ -e "$f" ] || [ -L "$f" ]; then echo "left behind: $f"; return 1; fi
+	done <"$STATE/files"
+	while read -r f; do
+		if [ -e "$f" ]; then echo "directory left behind: $f"; return 1; fi
+	done <"$STATE/new-dirs"
+	if present tiexec || present tiexec-trace; then echo "still known to dpkg"; return 1; fi
+
+	# The stamped program runs plainly again.
+	run --separate-stderr env TIEXEC_VERBOSE=1 "$w/big" report
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	grep -q '^text_begin ' <<<"$output"
+}
+
+@test "upgrading while a stamped program runs: it keeps running, the rule stays" {
+	take_machine
+	# The next version: the same files under a higher version number (dpkg
+	# still replaces every file, as a real upgrade does).
+	local t=$BATS_TEST_TMPDIR
+	dpkg-deb -R "$DEB" "$t/next"
+	sed -i 's/^Version: .*/&+next1/' "$t/next/DEBIAN/control"
+	dpkg-deb -b "$t/next" "$t/tiexec_next_amd64.deb" >/dev/null
+
+	run apt-get install -y "$DEB"
+	[ "$status" -eq 0 ]
+	cp "$FIXTURES/bigtext-pie" "$t/big"
+	/usr/bin/tiexec-stamp "$t/big"
+	TIEXEC_VERBOSE=1 start_waiting "$t/big"
+	run /usr/bin/tiexec-stat "$CPID"
+	awk '$1 == "total" { exit !($3 > 0) }' <<<"$output"
+	local old_ino
+	old_ino=$(stat -c %i /usr/libexec/tiexec/tiexec)
+
+	run apt-get install -y "$t/tiexec_next_amd64.deb"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$(dpkg-query -W -f='${Version}' tiexec)" == *+next1 ]]
+	# A new file, and the rule still there.
+	[ "$(stat -c %i /usr/libexec/tiexec/tiexec)" != "$old_ino" ]
+	grep -qx enabled "$BINFMT/tiexec"
+	grep -qx 'interpreter /usr/libexec/tiexec/tiexec' "$BINFMT/tiexec"
+	# The running program is unaffected and ends normally.
+	kill -0 "$CPID"
+	run /usr/bin/tiexec-stat "$CPID"
+	awk '$1 == "total" { exit !($3 > 0) }' <<<"$output"
+	stop_waiting
+	# New starts go through tiexec (which inode the kernel pinned is not
+	# visible from user space; the postinst registered the rule again).
+	run --separate-stderr env TIEXEC_VERBOSE=1 "$t/big" report
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == "tiexec: '$t/big': "*" MiB text on 2 MiB pages"* ]]
+}
+
+@test "the RPMs install, register the rule and erase cleanly (private namespaces)" {
+	# rpm into an overlay of /usr, with a private binfmt_misc and rpm
+	# database: nothing of the machine is touched.
+	local t=$BATS_TEST_TMPDIR
+	mkdir -p "$t/u" "$t/w" "$t/db"
+	cp "$FIXTURES/bigtext-pie" "$t/big"
+	run --separate-stderr timeout 120 unshare --user --map-root-user --mount bash -c '
+		set -e
+		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || exit 90
+		mount -t overlay overlay -o "lowerdir=/usr,upperdir=$1/u,workdir=$1/w" /usr || exit 91
+		r() { rpm --dbpath "$1/db" --nodeps "${@:2}" 2>/dev/null; }
+		r "$1" -i "$2"/tiexec-[0-9]*.x86_64.rpm "$2"/tiexec-trace-[0-9]*.x86_64.rpm
+		grep -E "^(interpreter|flags)" /proc/sys/fs/binfmt_misc/tiexec
+		/usr/bin/tiexec-stamp "$1/big"
+		TIEXEC_VERBOSE=1 "$1/big" report >/dev/null
+		r "$1" -U --replacepkgs "$2"/tiexec-[0-9]*.x86_64.rpm
+		echo "after reinstall: $(ls /proc/sys/fs/binfmt_misc | grep -c tiexec)"
+		r "$1" -e tiexec-trace tiexec
+		echo "after erase: $(ls /proc/sys/fs/binfmt_misc | grep -c tiexec)"
+		ls /usr/libexec/tiexec /usr/bin/tiexec /usr/sbin/tiexec-binfmt 2>/dev/null | wc -l
+		TIEXEC_VERBOSE=1 "$1/big" report >/dev/null' _ "$t" "$PKG"
+	echo "$output"
+	echo "stderr: $stderr"
+	[ "$status" -ne 90 ] || skip_unsupported "cannot mount a private binfmt_misc (needs Linux >= 6.7)"
+	[ "$status" -ne 91 ] || skip_unsupported "cannot mount overlayfs in a user namespace"
+	[ "$status" -eq 0 ]
+	same "interpreter /usr/libexec/tiexec/tiexec
+flags: POF
+after reinstall: 1
+after erase: 0
+0" "$output"
+	[[ "$stderr" == "tiexec: '$t/big': "*" MiB text on 2 MiB pages"* ]]
+	# Once, through the rule; not after the erase.
+	[ "$(grep -c '^tiexec: ' <<<"$stderr")" -eq 1 ]
+}
