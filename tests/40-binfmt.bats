@@ -97,22 +97,38 @@ got() {
 OFF_LINE="loaded without remapping (--strategy=off or below --min-text)"
 LOADED_RE='^tiexec: .*: [0-9.]+ of [0-9.]+ MiB text on 2 MiB pages \(file [0-9.]+, thp [0-9.]+\), [0-9.]+ on 4 KiB, [0-9.]+ ms$'
 
-# compare_marked PROG ARGS...: run $M/PROG with TIEXEC_VERBOSE=1 with the
-# rule off (direct) and on (through tiexec); reports must be identical, the
-# direct run silent on stderr and the binfmt run show tiexec's line.
-compare_marked() {
-	local prog=$1
-	shift
+# off_on CMD [MORE]: in the namespace, from $M, runs the shell words CMD
+# (under $CLEAN, with TIEXEC_VERBOSE=1) with the rule off, captured as
+# "direct", and on, as "via"; then the script MORE.
+off_on() {
 	in_ns "cd \"\$M\"
-		off; cap direct \"\$CLEAN\" TIEXEC_VERBOSE=1 PROBE_A=x 'PROBE_B=y z' ./$prog $(printf '%q ' "$@")
-		on;  cap via    \"\$CLEAN\" TIEXEC_VERBOSE=1 PROBE_A=x 'PROBE_B=y z' ./$prog $(printf '%q ' "$@")"
+		off; cap direct \"\$CLEAN\" TIEXEC_VERBOSE=1 $1
+		on;  cap via    \"\$CLEAN\" TIEXEC_VERBOSE=1 $1
+		${2:-}"
+}
+
+# same_both STATUS: both runs of off_on ended with STATUS and printed the
+# same; the direct one said nothing on stderr.  Leaves the binfmt run in
+# $out, $err, $st.
+same_both() {
 	got direct
-	local d_out=$out d_st=$st
+	local d_out=$out
+	[ "$st" -eq "$1" ]
 	[ -z "$err" ]
 	[ "$no_note" -eq 0 ]
 	got via
-	[ "$st" -eq "$d_st" ]
+	[ "$st" -eq "$1" ]
 	same "$d_out" "$out"
+}
+
+# compare_marked PROG ARGS...: run $M/PROG with the rule off and on; reports
+# must be identical, and the binfmt run show tiexec's line.
+compare_marked() {
+	local prog=$1
+	shift
+	off_on "PROBE_A=x 'PROBE_B=y z' ./$prog $(printf '%q ' "$@")"
+	got direct
+	same_both "$st"
 	same_off "tiexec: './$prog': $OFF_LINE" "$err"
 	[ "$no_note" -eq 1 ]
 }
@@ -153,16 +169,8 @@ compare_marked() {
 
 @test "binfmt: marked go-static and go-cgo: args, env, exit code" {
 	for g in go-static go-cgo; do
-		in_ns "cd \"\$M\"
-			off; cap direct \"\$CLEAN\" TIEXEC_VERBOSE=1 PROBE_GO=hi PROBE_EXIT=4 ./$g one 'two 2' ''
-			on;  cap via    \"\$CLEAN\" TIEXEC_VERBOSE=1 PROBE_GO=hi PROBE_EXIT=4 ./$g one 'two 2' ''"
-		got direct
-		local d_out=$out
-		[ "$st" -eq 4 ]
-		[ -z "$err" ]
-		got via
-		[ "$st" -eq 4 ]
-		same "$d_out" "$out"
+		off_on "PROBE_GO=hi PROBE_EXIT=4 ./$g one 'two 2' ''"
+		same_both 4
 		[[ "$out" == "args ./$g one two 2 "$'\nPROBE_GO hi\n'*$'\ngoroutines ok' ]]
 		same_off "tiexec: './$g': $OFF_LINE" "$err"
 	done
@@ -177,16 +185,8 @@ compare_marked() {
 }
 
 @test "binfmt: exec -a keeps the original argv[0]" {
-	in_ns 'cd "$M"
-		off; cap direct "$CLEAN" TIEXEC_VERBOSE=1 bash -c "exec -a myname ./probe-pie x \"\""
-		on;  cap via    "$CLEAN" TIEXEC_VERBOSE=1 bash -c "exec -a myname ./probe-pie x \"\""'
-	got direct
-	local d_out=$out
-	[ "$st" -eq 0 ]
-	[ -z "$err" ]
-	got via
-	[ "$st" -eq 0 ]
-	same "$d_out" "$out"
+	off_on 'bash -c "exec -a myname ./probe-pie x \"\""'
+	same_both 0
 	[[ "$out" == $'argc 3\nargv[0] myname\nargv[1] x\nargv[2] \n'* ]]
 	[[ "$out" == *$'\ncmdline myname|x||\n'* ]]
 	# bash's exec passes the program as an absolute path.
@@ -195,14 +195,8 @@ compare_marked() {
 }
 
 @test "binfmt: argv[0] unrelated to the path, absolute path" {
-	in_ns 'off; cap direct "$CLEAN" TIEXEC_VERBOSE=1 bash -c "exec -a \"\" \"$M/probe-static\" -v --strategy=x --"
-		on;  cap via    "$CLEAN" TIEXEC_VERBOSE=1 bash -c "exec -a \"\" \"$M/probe-static\" -v --strategy=x --"'
-	got direct
-	local d_out=$out
-	[ "$st" -eq 0 ]
-	got via
-	[ "$st" -eq 0 ]
-	same "$d_out" "$out"
+	off_on 'bash -c "exec -a \"\" \"$M/probe-static\" -v --strategy=x --"'
+	same_both 0
 	# No option parsing in binfmt mode: everything reaches the program.
 	[[ "$out" == $'argc 4\nargv[0] \nargv[1] -v\nargv[2] --strategy=x\nargv[3] --\n'* ]]
 	[[ "$out" == *$'\nAT_EXECFN '"$M"$'/probe-static\n'* ]]
@@ -210,16 +204,9 @@ compare_marked() {
 }
 
 @test "binfmt: through sh -c and a PATH lookup" {
-	in_ns 'off; cap direct "$CLEAN" TIEXEC_VERBOSE=1 "PATH=$M:/usr/bin:/bin" sh -c "probe-pie \"a b\" c"
-		on;  cap via    "$CLEAN" TIEXEC_VERBOSE=1 "PATH=$M:/usr/bin:/bin" sh -c "probe-pie \"a b\" c"
-		on;  cap envp   "$CLEAN" TIEXEC_VERBOSE=1 "PATH=$M:/usr/bin:/bin" probe-nopie z'
-	got direct
-	local d_out=$out
-	[ "$st" -eq 0 ]
-	[ -z "$err" ]
-	got via
-	[ "$st" -eq 0 ]
-	same "$d_out" "$out"
+	off_on '"PATH=$M:/usr/bin:/bin" sh -c "probe-pie \"a b\" c"' \
+		'on; cap envp "$CLEAN" TIEXEC_VERBOSE=1 "PATH=$M:/usr/bin:/bin" probe-nopie z'
+	same_both 0
 	[[ "$out" == $'argc 3\nargv[0] probe-pie\nargv[1] a b\nargv[2] c\n'* ]]
 	[[ "$out" == *$'\nAT_EXECFN '"$M"$'/probe-pie\n'* ]]
 	same_off "tiexec: '$M/probe-pie': $OFF_LINE" "$err"
@@ -258,15 +245,8 @@ compare_marked() {
 }
 
 @test "binfmt: inherited fds are kept and the AT_EXECFD descriptor is closed" {
-	in_ns 'cd "$M"
-		off; cap direct "$CLEAN" TIEXEC_VERBOSE=1 sh -c "exec 5</dev/null 8>/dev/null; exec ./probe-pie"
-		on;  cap via    "$CLEAN" TIEXEC_VERBOSE=1 sh -c "exec 5</dev/null 8>/dev/null; exec ./probe-pie"'
-	got direct
-	local d_out=$out
-	[ "$st" -eq 0 ]
-	got via
-	[ "$st" -eq 0 ]
-	same "$d_out" "$out"
+	off_on 'sh -c "exec 5</dev/null 8>/dev/null; exec ./probe-pie"'
+	same_both 0
 	[[ "$out" == *$'\nfds 0 1 2 5 8\n'* ]]
 	[[ "$out" == *$'\nAT_EXECFD absent\n'* ]]
 	same_off "tiexec: './probe-pie': $OFF_LINE" "$err"
@@ -296,16 +276,10 @@ compare_marked() {
 }
 
 @test "binfmt: TIEXEC_MIN_TEXT=0 remaps even a small program, still no execve loop" {
-	in_ns 'cd "$M"
-		off; cap direct "$CLEAN" TIEXEC_VERBOSE=1 TIEXEC_MIN_TEXT=0 ./probe-nopie q
-		on;  cap via    "$CLEAN" TIEXEC_VERBOSE=1 TIEXEC_MIN_TEXT=0 ./probe-nopie q
-		on;  cap big    "$CLEAN" TIEXEC_VERBOSE=1 TIEXEC_MIN_TEXT=1G ./probe-nopie q'
-	got direct
+	off_on 'TIEXEC_MIN_TEXT=0 ./probe-nopie q' \
+		'on; cap big "$CLEAN" TIEXEC_VERBOSE=1 TIEXEC_MIN_TEXT=1G ./probe-nopie q'
+	same_both 0
 	local d_out=$out
-	[ "$st" -eq 0 ]
-	got via
-	[ "$st" -eq 0 ]
-	same "$d_out" "$out"
 	[[ "$err" =~ $LOADED_RE ]]
 	[[ "$err" == "tiexec: './probe-nopie': "* ]]
 	got big
@@ -361,16 +335,8 @@ compare_marked() {
 }
 
 @test "binfmt: bigtext-pie computes the same through binfmt" {
-	in_ns 'cd "$M"
-		off; cap direct "$CLEAN" TIEXEC_VERBOSE=1 ./bigtext-pie loop 20000
-		on;  cap via    "$CLEAN" TIEXEC_VERBOSE=1 ./bigtext-pie loop 20000'
-	got direct
-	local d_out=$out
-	[ "$st" -eq 0 ]
-	[ -z "$err" ]
+	off_on './bigtext-pie loop 20000'
+	same_both 0
 	[[ "$out" == sum* ]]
-	got via
-	[ "$st" -eq 0 ]
-	same "$d_out" "$out"
 	[[ "$err" =~ $LOADED_RE ]]
 }
