@@ -32,6 +32,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "../interp/mark.h"
 #include "tiexec-trace.h"
 #include "tiexec-trace.skel.h"
 
@@ -576,7 +577,7 @@ static void on_loaded(const struct tx_loaded *e)
 	r.remapped = e->mode & TX_MODE_REMAPPED;
 	if (e->has_reason)
 		snprintf(r.note, sizeof(r.note), "fallback: %.*s", TX_REASON_BYTES, e->reason);
-	else if (!r.remapped && e->strategy != 4)
+	else if (!r.remapped && e->strategy != TIEXEC_STRATEGY_OFF)
 		snprintf(r.note, sizeof(r.note), "below min-text");
 	emit(&r);
 }

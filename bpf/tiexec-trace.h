@@ -21,10 +21,8 @@ enum tx_kind {
 #define TX_EXEC_INTERP 2 /* bprm->interp differs from bprm->filename (binfmt_misc, #!) */
 #define TX_EXEC_CLASSIC 4 /* from the classic tracepoint: no bprm, interp unknown */
 
-/* Bits of the loader's "loaded" mode argument (interp/main.c). */
-#define TX_MODE_BINFMT 1
-#define TX_MODE_REEXEC 2
-#define TX_MODE_REMAPPED 4
+/* The probes' arguments: TX_MODE_* bits. */
+#include "../interp/probes.h"
 
 /* The identity of a task, filled in by every probe. */
 struct tx_task {

@@ -22,6 +22,7 @@
 #include "huge.h"
 #include "loader.h"
 #include "mark.h"
+#include "probes.h"
 #include "sys.h"
 
 /* USDT probes (zero cost, a nop, when nobody listens): what tiexec did,
@@ -34,10 +35,6 @@
 #else
 #define TX_PROBE(...) ((void)0)
 #endif
-/* Bits of the "loaded" probe's mode argument. */
-#define TX_MODE_BINFMT 1
-#define TX_MODE_REEXEC 2
-#define TX_MODE_REMAPPED 4
 
 #ifndef TIEXEC_VERSION
 #define TIEXEC_VERSION "0.1.0"
