@@ -34,6 +34,7 @@ struct image {
 
 extern struct image prog, interp;
 extern uint64_t aux[AUX_MAX]; /* indexed by AT_* */
+extern uint64_t aux_has;      /* bit AT_x set: the kernel gave AT_x (AT_EXECFD may be 0) */
 extern struct opts opt;       /* the settings in effect */
 
 /* ---- report.c: the only output, one line each on stderr ---- */
@@ -51,6 +52,9 @@ uint64_t now_ns(void);
 int read_headers(struct image *im, int scripts_ok);
 /* The program's policy note, when it is marked (interp/mark.h). */
 void read_note(struct image *im, struct opts *note);
+/* Opens a file to execute after the checks the kernel's open_exec makes
+ * (regular file, execute permission); never blocks.  fd or -errno. */
+long open_exec_file(const char *path);
 /* Opens, reads and validates the program's PT_INTERP into `interp`. */
 void open_interp(const char *prog_path);
 /* Reserves the image's address range and sets its bias; maps its segments;
@@ -72,6 +76,8 @@ struct start {
 };
 /* Decodes the stack the kernel built for us; fills aux[]. */
 void parse_start(uint64_t *sp, struct start *s);
+/* Puts back the resource limits tiexec raised for itself (main.c). */
+void limits_restore(void);
 /* Builds the program's stack from ours (its argv is ours from `first`) and
  * jumps to entry. */
 __attribute__((noreturn)) void start_program(struct start *s, long first, const char *execfn,

@@ -49,6 +49,7 @@ extern Elf64_Dyn tx_dynamic[] __asm__("_DYNAMIC") __attribute__((visibility("hid
 
 struct image prog, interp;
 uint64_t aux[AUX_MAX];
+uint64_t aux_has;
 struct opts opt;                        /* in effect */
 static struct opts env_o, cli_o, note_o; /* what each source set */
 static char path_buf[4096];
@@ -193,174 +194,219 @@ __attribute__((noreturn)) static void exec_plain(const char *path, char **argv, 
 	die_errno(path, NULL, e);
 }
 
-__attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
+/* ---- descriptors --------------------------------------------------------- */
+
+/* A direct exec needs no descriptor; tiexec needs one for the program, one
+ * for its interpreter and one to ask which pages are huge.  Under a low
+ * RLIMIT_NOFILE soft limit it borrows up to the hard limit, and gives the
+ * soft limit back just before the jump (start_program). */
+#define FDS_WANTED 16
+static struct tx_rlimit nofile_saved;
+static int nofile_raised;
+
+static void limits_raise(void)
 {
-	struct start s;
-	const char *path, *execfn;
-	long first;
-	int binfmt;
-	uint64_t t0;
+	struct tx_rlimit rl;
 
-	relocate_self();
-	t0 = now_ns();
-	parse_start(sp, &s);
+	if (sys_prlimit(TX_RLIMIT_NOFILE, NULL, &rl) < 0 || rl.cur >= FDS_WANTED || rl.cur >= rl.max)
+		return;
+	nofile_saved = rl;
+	struct tx_rlimit more = {rl.max < FDS_WANTED ? rl.max : FDS_WANTED, rl.max};
+	nofile_raised = sys_prlimit(TX_RLIMIT_NOFILE, &more, NULL) == 0;
+}
 
+void limits_restore(void)
+{
+	if (nofile_raised)
+		sys_prlimit(TX_RLIMIT_NOFILE, &nofile_saved, NULL);
+	nofile_raised = 0;
+}
+
+/* Whether n more descriptors can be opened (probed with dup, closed again). */
+static int fds_free(int n)
+{
+	long got[4];
+	int ok = 1, k = 0;
+
+	for (; k < n && k < 4; k++) {
+		got[k] = sys_fcntl(prog.fd, TX_F_DUPFD_CLOEXEC, 0);
+		if (got[k] < 0) {
+			ok = 0;
+			break;
+		}
+	}
+	while (k-- > 0)
+		sys_close((int)got[k]);
+	return ok;
+}
+
+/* ---- stages of tiexec_main ---------------------------------------------- */
+
+/* What tiexec_main found out about how it was started. */
+struct launch {
+	const char *path;   /* the program */
+	const char *execfn; /* its AT_EXECFN */
+	long first;         /* its argv[0] is our argv[first] */
+	int binfmt;         /* started by binfmt_misc */
+	int reexec;         /* a program re-executing /proc/self/exe (TIEXEC_EXE) */
+};
+
+static void settings_from_env(const struct start *s)
+{
 	opts_default(&env_o);
 	opts_default(&cli_o);
 	opts_default(&opt);
-	for (long i = 0; i < s.nenv; i++) {
-		if (opts_env(&env_o, s.envp[i]) != OPT_ENV_OK) {
+	for (long i = 0; i < s->nenv; i++) {
+		if (opts_env(&env_o, s->envp[i]) != OPT_ENV_OK) {
 			struct msg m;
 			m.n = 0;
 			msg_str(&m, "tiexec: ignoring bad setting ");
-			msg_str(&m, s.envp[i]);
+			msg_str(&m, s->envp[i]);
 			say(&m);
 		}
 	}
-
-	/* binfmt_misc hands us the program when it was registered with us as
-	 * its interpreter: flag P sets AT_FLAGS_PRESERVE_ARGV0 and gives
-	 * argv = [us, /full/path, original argv0, args...]; flag O passes an
-	 * open descriptor in AT_EXECFD.  Anything else is a command line. */
-	binfmt = (aux[AT_FLAGS] & AT_FLAGS_PRESERVE_ARGV0) || aux[AT_EXECFD];
-	/* A program that could not be given its own /proc/self/exe (see
-	 * start_program) and re-executes it starts tiexec under the
-	 * program's name, with TIEXEC_EXE saying which program it was. */
-	const char *again = binfmt ? NULL : getenv_in(s.envp, "TIEXEC_EXE");
-	const char *self = aux[AT_EXECFN] ? (const char *)(uintptr_t)aux[AT_EXECFN] : "tiexec";
-	int reexec = again && *again == '/' && s.argc > 0 &&
-		     !tx_streq(tx_basename(s.argv[0]), tx_basename(self));
 	opts_merge(&opt, &env_o);
-	if (binfmt || reexec) {
-		if (reexec) {
-			path = again;
-			first = 0;
-		} else {
-			if (s.argc < 2)
-				die("tiexec", "started by binfmt_misc without a program", NULL, 126);
-			path = s.argv[1];
-			first = (aux[AT_FLAGS] & AT_FLAGS_PRESERVE_ARGV0) && s.argc > 2 ? 2 : 1;
-		}
-		execfn = aux[AT_EXECFN] ? (const char *)(uintptr_t)aux[AT_EXECFN] : path;
-		if (aux[AT_EXECFD] && !reexec) {
-			prog.fd = (int)aux[AT_EXECFD];
-		} else {
-			prog.fd = (int)sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
-			if (prog.fd < 0)
-				die_errno(path, NULL, prog.fd);
-		}
-		prog.path = path;
-		/* Without flag C binfmt_misc runs us with the caller's
-		 * credentials: a set-user-ID program would run unprivileged. */
-		struct statx st;
-		char cap[4];
-		long xa = sys_fgetxattr(prog.fd, "security.capability", cap, sizeof(cap));
-		if (sys_statx(prog.fd, "", TX_AT_EMPTY_PATH, STATX_MODE, &st) == 0 &&
-		    ((st.stx_mode & (S_ISUID | S_ISGID)) || xa >= 0 || xa == -ERANGE))
-			die(path, "set-user-ID, set-group-ID or file capabilities: tiexec cannot run it with "
-				  "its privileges (remove the stamp: tiexec-stamp --remove)",
-			    NULL, 126);
+}
+
+/* Without flag C binfmt_misc runs us with the caller's credentials: a
+ * set-user-ID program would run unprivileged.  Returns whether the open
+ * program is one the kernel would run with more privileges. */
+static int privileged(const struct statx *st)
+{
+	char cap[4];
+	long xa = sys_fgetxattr(prog.fd, "security.capability", cap, sizeof(cap));
+
+	return (st->stx_mode & (S_ISUID | S_ISGID)) || xa >= 0 || xa == -ERANGE;
+}
+
+/* binfmt_misc hands us the program when it was registered with us as its
+ * interpreter: flag P sets AT_FLAGS_PRESERVE_ARGV0 and gives argv = [us,
+ * /full/path, original argv0, args...]; flag O passes an open descriptor
+ * in AT_EXECFD -- which is 0 when the caller had closed stdin, so its
+ * presence counts, not its value.  A program that re-executes
+ * /proc/self/exe while that still names tiexec starts us under its own
+ * name, with TIEXEC_EXE saying which program it was. */
+static void from_binfmt(const struct start *s, struct launch *l)
+{
+	int has_fd = (aux_has >> AT_EXECFD) & 1;
+
+	if (l->reexec) {
+		l->first = 0;
 	} else {
-		const char *bad = NULL, *why = NULL;
-		first = opts_argv(&cli_o, (int)s.argc, s.argv, &bad, &why);
-		opt.help = cli_o.help;
-		opt.version = cli_o.version;
-		opts_merge(&opt, &cli_o);
-		if (first < 0) {
-			struct msg m;
-			m.n = 0;
-			msg_str(&m, "tiexec: ");
-			msg_str(&m, bad);
-			msg_str(&m, ": ");
-			msg_str(&m, why);
-			msg_str(&m, " (see tiexec --help)");
-			say(&m);
-			sys_exit(125);
-		}
-		if (opt.help) {
-			usage();
-			sys_exit(0);
-		}
-		if (opt.version) {
-			static const char v[] = "tiexec " TIEXEC_VERSION "\n";
-			sys_write(1, v, sizeof(v) - 1);
-			sys_exit(0);
-		}
-		if (first >= s.argc) {
-			struct msg m;
-			m.n = 0;
-			msg_str(&m, "tiexec: missing program (see tiexec --help)");
-			say(&m);
-			sys_exit(125);
-		}
-		path = s.argv[first];
-		if (!memchr(path, '/', strlen(path))) {
-			long e = find_in_path(path, getenv_in(s.envp, "PATH"));
-			if (e == -ENOENT)
-				die(path, "command not found", NULL, 127);
-			if (e < 0)
-				die_errno(path, NULL, e);
-			path = path_buf;
-		}
-		execfn = path;
-		prog.path = path;
-		prog.fd = (int)sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
-		if (prog.fd == -EACCES && sys_faccessat(TX_AT_FDCWD, path, X_OK) == 0) {
-			verbose_note(path, "not readable (execute-only): running it directly");
-			exec_plain(path, s.argv + first, s.envp, "not readable");
-		}
+		if (s->argc < 2)
+			die("tiexec", "started by binfmt_misc without a program", NULL, 126);
+		l->path = s->argv[1];
+		l->first = (aux[AT_FLAGS] & AT_FLAGS_PRESERVE_ARGV0) && s->argc > 2 ? 2 : 1;
+	}
+	l->execfn = aux[AT_EXECFN] ? (const char *)(uintptr_t)aux[AT_EXECFN] : l->path;
+	if (has_fd && !l->reexec) {
+		prog.fd = (int)aux[AT_EXECFD];
+	} else {
+		prog.fd = (int)sys_openat(TX_AT_FDCWD, l->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
 		if (prog.fd < 0)
-			die_errno(path, NULL, prog.fd);
-		long e = sys_faccessat(TX_AT_FDCWD, path, X_OK);
-		struct statx st;
-		if (e == 0)
-			e = sys_statx(prog.fd, "", TX_AT_EMPTY_PATH, STATX_TYPE | STATX_MODE, &st);
-		if (e == 0 && (st.stx_mode & S_IFMT) == S_IFDIR)
-			e = -EISDIR;
+			die_errno(l->path, NULL, prog.fd);
+	}
+	prog.path = l->path;
+	struct statx st;
+	if (sys_statx(prog.fd, "", TX_AT_EMPTY_PATH, STATX_MODE, &st) == 0 && privileged(&st))
+		die(l->path, "set-user-ID, set-group-ID or file capabilities: tiexec cannot run it with "
+			     "its privileges (remove the stamp: tiexec-stamp --remove)",
+		    NULL, 126);
+}
+
+__attribute__((noreturn)) static void bad_usage(const char *what, const char *why)
+{
+	struct msg m;
+
+	m.n = 0;
+	msg_str(&m, "tiexec: ");
+	msg_str(&m, what);
+	if (why) {
+		msg_str(&m, ": ");
+		msg_str(&m, why);
+	}
+	msg_str(&m, " (see tiexec --help)");
+	say(&m);
+	sys_exit(125);
+}
+
+/* `tiexec [OPTIONS] PROG ARGS`: options, PATH lookup, and the checks a
+ * direct execve makes before it opens the file. */
+static void from_command_line(const struct start *s, struct launch *l)
+{
+	const char *bad = NULL, *why = NULL;
+
+	l->first = opts_argv(&cli_o, (int)s->argc, s->argv, &bad, &why);
+	opt.help = cli_o.help;
+	opt.version = cli_o.version;
+	opts_merge(&opt, &cli_o);
+	if (l->first < 0)
+		bad_usage(bad, why);
+	if (opt.help) {
+		usage();
+		sys_exit(0);
+	}
+	if (opt.version) {
+		static const char v[] = "tiexec " TIEXEC_VERSION "\n";
+		sys_write(1, v, sizeof(v) - 1);
+		sys_exit(0);
+	}
+	if (l->first >= s->argc)
+		bad_usage("missing program", NULL);
+	const char *path = s->argv[l->first];
+	if (!memchr(path, '/', strlen(path))) {
+		long e = find_in_path(path, getenv_in(s->envp, "PATH"));
+		if (e == -ENOENT)
+			die(path, "command not found", NULL, 127);
 		if (e < 0)
 			die_errno(path, NULL, e);
-		/* The kernel grants set-user-ID, set-group-ID and file
-		 * capabilities only to a real exec. */
-		char cap[4];
-		long xa = sys_fgetxattr(prog.fd, "security.capability", cap, sizeof(cap));
-		if ((st.stx_mode & (S_ISUID | S_ISGID)) || xa >= 0 || xa == -ERANGE) {
-			verbose_note(path, "privileged (set-user-ID, set-group-ID or capabilities): running it directly");
-			exec_plain(path, s.argv + first, s.envp, "privileged");
-		}
+		path = path_buf;
 	}
+	l->path = l->execfn = prog.path = path;
+	prog.fd = (int)open_exec_file(path);
+	if (prog.fd == -EACCES && sys_faccessat(TX_AT_FDCWD, path, X_OK) == 0) {
+		verbose_note(path, "not readable (execute-only): running it directly");
+		exec_plain(path, s->argv + l->first, s->envp, "not readable");
+	}
+	if (prog.fd == -EMFILE || prog.fd == -ENFILE) {
+		verbose_note(path, "no free file descriptor (RLIMIT_NOFILE): running it directly");
+		exec_plain(path, s->argv + l->first, s->envp, "no descriptor");
+	}
+	if (prog.fd < 0)
+		die_errno(path, NULL, prog.fd);
+	/* The kernel grants set-user-ID, set-group-ID and file capabilities
+	 * only to a real exec. */
+	struct statx st;
+	if (sys_statx(prog.fd, "", TX_AT_EMPTY_PATH, STATX_MODE, &st) == 0 && privileged(&st)) {
+		verbose_note(path, "privileged (set-user-ID, set-group-ID or capabilities): running it directly");
+		exec_plain(path, s->argv + l->first, s->envp, "privileged");
+	}
+}
 
-	if (read_headers(&prog, !binfmt) == 1) {
-		verbose_note(path, "a script: running it directly");
-		exec_plain(path, s.argv + first, s.envp, "script");
+/* Below --min-text the command line hands the program to a plain exec. */
+__attribute__((noreturn)) static void exec_small(const struct start *s, const struct launch *l)
+{
+	if (opt.verbose) {
+		struct msg m;
+		msg_head(&m, l->path);
+		msg_mib(&m, prog.info.text_bytes);
+		msg_str(&m, " MiB of text is below --min-text (");
+		msg_mib(&m, opt.min_text);
+		msg_str(&m, " MiB): running it directly");
+		say(&m);
 	}
-	/* Precedence: defaults < the program's note < environment < options. */
-	read_note(&prog, &note_o);
-	opts_default(&opt);
-	opts_merge(&opt, &note_o);
-	opts_merge(&opt, &env_o);
-	opts_merge(&opt, &cli_o);
-	int remap = opt.strategy != ST_OFF && prog.info.text_bytes >= opt.min_text;
-	if (!remap && !binfmt && opt.strategy != ST_OFF) {
-		if (opt.verbose) {
-			struct msg m;
-			msg_head(&m, path);
-			msg_mib(&m, prog.info.text_bytes);
-			msg_str(&m, " MiB of text is below --min-text (");
-			msg_mib(&m, opt.min_text);
-			msg_str(&m, " MiB): running it directly");
-			say(&m);
-		}
-		TX_PROBE(direct, path, "below min-text");
-		long e = sys_execve(path, s.argv + first, s.envp);
-		/* The kernel says ENOENT for a missing interpreter too; say
-		 * which file is missing. */
-		if (e == -ENOENT && prog.info.interp >= 0)
-			open_interp(path);
-		die_errno(path, NULL, e);
-	}
-	if (prog.info.interp >= 0)
-		open_interp(path);
+	TX_PROBE(direct, l->path, "below min-text");
+	long e = sys_execve(l->path, s->argv + l->first, s->envp);
+	/* The kernel says ENOENT for a missing interpreter too; say which
+	 * file is missing. */
+	if (e == -ENOENT && prog.info.interp >= 0)
+		open_interp(l->path);
+	die_errno(l->path, NULL, e);
+}
 
+/* Maps the program and its interpreter as the kernel would. */
+static void load_images(int remap)
+{
 	place(&prog, 0);
 	map_segments(&prog);
 	trim_reservation(&prog, remap && opt.round_out);
@@ -370,33 +416,72 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 		trim_reservation(&interp, 0);
 		sys_close(interp.fd);
 	}
+}
 
-	struct huge_result hr;
-	memset(&hr, 0, sizeof(hr));
-	if (remap) {
-		struct huge_req req = {
-			.fd = prog.fd,
-			.name = path,
-			.o = &opt,
-			.segs = prog.segs,
-			.nsegs = prog.nsegs,
-			.lim_lo = prog.res_lo,
-			.lim_hi = prog.res_hi,
-		};
-		huge_apply(&req, &hr);
-		huge_done();
+static void put_text_on_huge_pages(const char *path, struct huge_result *hr)
+{
+	struct huge_req req = {
+		.fd = prog.fd,
+		.name = path,
+		.o = &opt,
+		.segs = prog.segs,
+		.nsegs = prog.nsegs,
+		.lim_lo = prog.res_lo,
+		.lim_hi = prog.res_hi,
+	};
+	huge_apply(&req, hr);
+	huge_done();
+}
+
+/* comm, as the kernel sets it: the last component of the name the program
+ * was executed by -- except for execveat(fd, "", AT_EMPTY_PATH) (fexecve),
+ * where AT_EXECFN is "/dev/fd/N" and the kernel (since Linux 6.14) takes
+ * the file's own name instead. */
+static void set_comm(const char *execfn)
+{
+	static char link[4096];
+	const char *name = tx_basename(execfn);
+	const char *n = tx_skip(execfn, "/dev/fd/");
+
+	if (n && *n) {
+		while (*n >= '0' && *n <= '9')
+			n++;
+		struct msg m;
+		m.n = 0;
+		msg_str(&m, "/proc/self/fd/");
+		msg_u64(&m, (uint64_t)prog.fd);
+		m.b[m.n] = '\0';
+		long len = sys_readlinkat(TX_AT_FDCWD, m.b, link, sizeof(link) - 1);
+		if (!*n && len > 0 && link[0] == '/') {
+			link[len] = '\0';
+			/* An unlinked file's link ends in " (deleted)"; its name does not. */
+			static const char del[] = " (deleted)";
+			if ((size_t)len > sizeof(del) - 1 &&
+			    tx_streq(link + len - (sizeof(del) - 1), del))
+				link[len - (sizeof(del) - 1)] = '\0';
+			name = tx_basename(link);
+		}
 	}
+	sys_prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
 
+/* What a direct exec's setup_new_exec/setup_arg_pages would also do. */
+static void finish_process(const char *execfn)
+{
 	if (prog.info.exec_stack && aux[AT_EXECFN]) {
 		/* PT_GNU_STACK with PF_X: the whole stack executable, as the
 		 * kernel's setup_arg_pages would have made it. */
 		uint64_t pg = tx_down(aux[AT_EXECFN], TX_PAGE);
 		sys_mprotect(pg, TX_PAGE, PROT_READ | PROT_WRITE | PROT_EXEC | PROT_GROWSDOWN);
 	}
-	sys_prctl(PR_SET_NAME, (unsigned long)tx_basename(execfn), 0, 0, 0);
+	set_comm(execfn);
+}
 
+static void tell(const char *path, int remap, const struct launch *l, const struct huge_result *hr,
+		 uint64_t t0)
+{
 	if (remap) {
-		report(path, &hr, t0);
+		report(path, hr, t0);
 	} else if (opt.verbose) {
 		struct msg m;
 		msg_head(&m, path);
@@ -405,16 +490,75 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 		msg_str(&m, " ms");
 		say(&m);
 	}
-
-	uint64_t mode = (binfmt ? TX_MODE_BINFMT : 0) | (reexec ? TX_MODE_REEXEC : 0) |
+	uint64_t mode = (l->binfmt ? TX_MODE_BINFMT : 0) | (l->reexec ? TX_MODE_REEXEC : 0) |
 			(remap ? TX_MODE_REMAPPED : 0);
-	uint64_t text = prog.info.text_bytes, huge = hr.text_huge > text ? text : hr.text_huge;
-	const char *why = hr.nnotes ? hr.notes[0] : NULL;
-	TX_PROBE(loaded, path, mode, (uint64_t)opt.strategy, text, huge, hr.file, hr.thp, hr.hugetlb,
+	uint64_t text = prog.info.text_bytes, huge = hr->text_huge > text ? text : hr->text_huge;
+	const char *why = hr->nnotes ? hr->notes[0] : NULL;
+	TX_PROBE(loaded, path, mode, (uint64_t)opt.strategy, text, huge, hr->file, hr->thp, hr->hugetlb,
 		 now_ns() - t0, why);
 	(void)mode, (void)huge, (void)why;
+}
 
+/* ---- top level ---------------------------------------------------------- */
+
+__attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
+{
+	struct start s;
+	struct launch l;
+	uint64_t t0;
+
+	relocate_self();
+	t0 = now_ns();
+	parse_start(sp, &s);
+	limits_raise();
+	settings_from_env(&s);
+
+	/* 1. Which program, and how we were started. */
+	memset(&l, 0, sizeof(l));
+	l.binfmt = (aux[AT_FLAGS] & AT_FLAGS_PRESERVE_ARGV0) || ((aux_has >> AT_EXECFD) & 1);
+	const char *again = l.binfmt ? NULL : getenv_in(s.envp, "TIEXEC_EXE");
+	const char *self = aux[AT_EXECFN] ? (const char *)(uintptr_t)aux[AT_EXECFN] : "tiexec";
+	l.reexec = again && *again == '/' && s.argc > 0 &&
+		   !tx_streq(tx_basename(s.argv[0]), tx_basename(self));
+	if (l.reexec)
+		l.path = again;
+	if (l.binfmt || l.reexec)
+		from_binfmt(&s, &l);
+	else
+		from_command_line(&s, &l);
+
+	/* 2. Its headers, and the settings that apply to it. */
+	if (read_headers(&prog, !l.binfmt) == 1) {
+		verbose_note(l.path, "a script: running it directly");
+		exec_plain(l.path, s.argv + l.first, s.envp, "script");
+	}
+	/* Precedence: defaults < the program's note < environment < options. */
+	read_note(&prog, &note_o);
+	opts_default(&opt);
+	opts_merge(&opt, &note_o);
+	opts_merge(&opt, &env_o);
+	opts_merge(&opt, &cli_o);
+	int remap = opt.strategy != ST_OFF && prog.info.text_bytes >= opt.min_text;
+	if (!remap && !l.binfmt && opt.strategy != ST_OFF)
+		exec_small(&s, &l);
+	if (!l.binfmt && !fds_free(prog.info.interp >= 0 ? 2 : 1)) {
+		verbose_note(l.path, "no free file descriptor (RLIMIT_NOFILE): running it directly");
+		exec_plain(l.path, s.argv + l.first, s.envp, "no descriptor");
+	}
+
+	/* 3. Map it, then its text on huge pages. */
+	if (prog.info.interp >= 0)
+		open_interp(l.path);
+	load_images(remap);
+	struct huge_result hr;
+	memset(&hr, 0, sizeof(hr));
+	if (remap)
+		put_text_on_huge_pages(l.path, &hr);
+
+	/* 4. The process as a direct exec leaves it, and the jump. */
+	finish_process(l.execfn);
+	tell(l.path, remap, &l, &hr, t0);
 	uint64_t entry = prog.info.interp >= 0 ? interp.eh.e_entry + interp.bias
 					       : prog.eh.e_entry + prog.bias;
-	start_program(&s, first, execfn, entry);
+	start_program(&s, l.first, l.execfn, entry);
 }

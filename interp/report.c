@@ -5,17 +5,35 @@
 #include "loader.h"
 #include "sys.h"
 
+/* A full buffer still ends in a newline: the line is cut, never run on. */
 void say(struct msg *m)
 {
-	msg_str(m, "\n");
+	if (m->n > sizeof(m->b) - 1)
+		m->n = sizeof(m->b) - 1;
+	m->b[m->n++] = '\n';
 	sys_write(2, m->b, m->n);
 }
 
+/* Paths can be PATH_MAX (4096) long, the buffer is 1 KiB: a long path is
+ * shown as its head and tail around "...", so the reason after it always
+ * fits (the tail holds the file name, the most telling part). */
+#define PATH_SHOWN 320
+#define PATH_PART 150
+
 void msg_head(struct msg *m, const char *path)
 {
+	size_t n = strlen(path);
+
 	m->n = 0;
 	msg_str(m, "tiexec: '");
-	msg_str(m, path);
+	if (n <= PATH_SHOWN) {
+		msg_str(m, path);
+	} else {
+		memcpy(m->b + m->n, path, PATH_PART);
+		m->n += PATH_PART;
+		msg_str(m, "...");
+		msg_str(m, path + n - PATH_PART);
+	}
 	msg_str(m, "': ");
 }
 

@@ -15,9 +15,15 @@ ARCH_FINAL;
 ARCH_JUMP_FINAL;
 
 static char exe_env[4096 + 16]; /* "TIEXEC_EXE=/abs/path" */
+/* The stack block is built here when it fits: the loader's own memory,
+ * which the final stage unmaps.  A bigger one gets a mapping of its own --
+ * never the stack, which may have no room left under RLIMIT_STACK (the
+ * kernel accepts arguments up to 128 KiB whatever the limit). */
+static uint64_t block_buf[8192];
 
 void parse_start(uint64_t *sp, struct start *s)
 {
+	aux_has = 0;
 	s->argc = (long)sp[0];
 	s->argv = (char **)(sp + 1);
 	s->envp = s->argv + s->argc + 1;
@@ -26,8 +32,10 @@ void parse_start(uint64_t *sp, struct start *s)
 	s->auxv = (uint64_t *)(s->envp + s->nenv + 1);
 	uint64_t *a = s->auxv;
 	for (; a[0] != AT_NULL; a += 2)
-		if (a[0] < AUX_MAX)
+		if (a[0] < AUX_MAX) {
 			aux[a[0]] = a[1];
+			aux_has |= 1ULL << a[0];
+		}
 	s->auxv_end = a + 2;
 }
 
@@ -72,39 +80,59 @@ static uint64_t find_gadget(void)
 	return 0;
 }
 
-/* Builds the program's argc/argv/envp/auxv block and jumps.  The program's
- * arguments (a suffix of ours) move to the start of the kernel's argument
- * area, so /proc/PID/cmdline shows them; PR_SET_MM_MAP (no privilege
- * needed) then makes the kernel's bounds match, with the environment
- * moved up behind them as a direct exec has it.  Without PR_SET_MM_MAP the
- * tail of the area is NUL padding.
- *
- * /proc/PID/exe: where the process may change it (CAP_CHECKPOINT_RESTORE or
- * CAP_SYS_ADMIN in its user namespace for PR_SET_MM_MAP's exe_fd, or
- * CAP_SYS_RESOURCE for PR_SET_MM_EXE_FILE), the final stage sets it to the
- * program after unmapping the loader.  Where it may not, it keeps naming
- * tiexec, and TIEXEC_EXE=<program> joins the environment so that a re-exec
- * of /proc/self/exe runs the program again (see tiexec_main). */
-__attribute__((noreturn)) void start_program(struct start *s, long first, const char *execfn,
-						   uint64_t entry)
+/* ---- the kernel's argument and environment areas --------------------- */
+
+/* Where the kernel put our argument and environment strings, and which
+ * of them the program keeps: its arguments are a suffix of ours (from
+ * `first`), its environment ours less a stale TIEXEC_EXE when a new one
+ * is given. */
+struct areas {
+	int args_ok;        /* argv strings back to back: they can be moved */
+	int env_ok;         /* so are the environment's, right after them */
+	uint64_t arg_start; /* the area: [arg_start, end) */
+	uint64_t end;
+	uint64_t moved;     /* bytes of the program's own argv strings */
+	uint64_t env_keep;  /* bytes of the environment strings kept */
+	long nenv_keep;
+};
+
+static int drop_env(const char *e, const char *hint)
+{
+	return hint && tx_skip(e, "TIEXEC_EXE=") != NULL;
+}
+
+static void find_areas(const struct start *s, long first, const char *hint, struct areas *a)
 {
 	long pargc = s->argc - first;
-	char **pargv = s->argv + first;
-	long naux = (long)(s->auxv_end - s->auxv) / 2;
 
-	/* Kernel's areas, as it set them up for us. */
-	int args_ok = s->argc > 0 && contiguous(s->argv, s->argc);
-	int env_ok = s->nenv > 0 && contiguous(s->envp, s->nenv) && args_ok &&
-		     (uint64_t)(uintptr_t)s->envp[0] == area_end(s->argv, s->argc);
-	uint64_t arg_start = args_ok ? (uint64_t)(uintptr_t)s->argv[0] : 0;
-	uint64_t arg_end = args_ok ? area_end(s->argv, s->argc) : 0;
-	uint64_t env_end = env_ok ? area_end(s->envp, s->nenv) : arg_end;
-	uint64_t moved = pargc && args_ok ? (uint64_t)(arg_end - (uint64_t)(uintptr_t)pargv[0]) : 0;
-	uint64_t envlen = env_ok ? env_end - arg_end : 0;
+	memset(a, 0, sizeof(*a));
+	a->args_ok = s->argc > 0 && contiguous(s->argv, s->argc);
+	a->env_ok = a->args_ok && (s->nenv == 0 || (contiguous(s->envp, s->nenv) &&
+						    (uint64_t)(uintptr_t)s->envp[0] == area_end(s->argv, s->argc)));
+	if (a->args_ok) {
+		a->arg_start = (uint64_t)(uintptr_t)s->argv[0];
+		a->end = area_end(s->argv, s->argc);
+		if (a->env_ok && s->nenv)
+			a->end = area_end(s->envp, s->nenv);
+		if (pargc)
+			a->moved = area_end(s->argv, s->argc) - (uint64_t)(uintptr_t)s->argv[first];
+	}
+	for (long i = 0; i < s->nenv; i++) {
+		if (drop_env(s->envp[i], hint))
+			continue;
+		a->env_keep += strlen(s->envp[i]) + 1;
+		a->nenv_keep++;
+	}
+}
 
-	struct prctl_mm_map mm;
-	memset(&mm, 0, sizeof(mm));
+/* ---- what PR_SET_MM_MAP is told ----------------------------------------- */
+
+/* Code, data and brk bounds of the program, as the kernel records them for
+ * a direct exec (start_code..end_data from the segments, brk after .bss). */
+static void program_bounds(struct prctl_mm_map *mm)
+{
 	uint64_t sc = UINT64_MAX, ec = 0, sd = 0, ed = 0, brk_end = 0;
+
 	for (unsigned i = 0; i < prog.nsegs; i++) {
 		const struct seg *g = &prog.segs[i];
 		if ((g->flags & PF_X) && g->vaddr < sc)
@@ -127,77 +155,210 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 		if (!aslr_off())
 			brk += (random_u64() & ((32ULL << 20) - 1)) & -TX_PAGE;
 	}
-	mm.start_code = sc;
-	mm.end_code = ec;
-	mm.start_data = sd;
-	mm.end_data = ed;
-	mm.start_brk = mm.brk = brk;
-	mm.start_stack = (uint64_t)(uintptr_t)s->argv - 8;
-	mm.arg_start = arg_start;
-	mm.arg_end = arg_start + moved;
-	mm.env_start = mm.arg_end;
-	mm.env_end = mm.arg_end + envlen;
-	mm.exe_fd = (uint32_t)-1;
+	memset(mm, 0, sizeof(*mm));
+	mm->start_code = sc;
+	mm->end_code = ec;
+	mm->start_data = sd;
+	mm->end_data = ed;
+	mm->start_brk = mm->brk = brk;
+	mm->exe_fd = (uint32_t)-1;
+}
 
-	/* May we change /proc/PID/exe?  The kernel checks permission before
-	 * it refuses (EBUSY) because tiexec is still mapped. */
-	int exe_mode = ARCH_EXE_NONE, exe_done = 0;
-	if (args_ok) {
-		mm.exe_fd = (uint32_t)prog.fd;
-		long e = sys_prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&mm, sizeof(mm), 0);
-		mm.exe_fd = (uint32_t)-1;
-		if (e == -EBUSY)
-			exe_mode = ARCH_EXE_MAP;
-		else if (e == 0)
-			exe_done = 1; /* a kernel that does not mind the loader's mapping */
-		else if (sys_prctl(PR_SET_MM, PR_SET_MM_EXE_FILE, (unsigned long)prog.fd, 0, 0) == -EBUSY)
-			exe_mode = ARCH_EXE_FILE;
+/* ---- the final stage's page --------------------------------------------- */
+
+/* The final stage runs from a page of its own because it unmaps the
+ * loader.  That page must become executable without ever being writable
+ * and executable: under MemoryDenyWriteExecute (PR_SET_MDWE, or systemd's
+ * seccomp filter) mprotect() adding PROT_EXEC fails, while mapping a
+ * memfd PROT_READ|PROT_EXEC is allowed.  So: a memfd written with pwrite;
+ * failing that (no memfd, vm.memfd_noexec=2), an anonymous page made
+ * executable by mprotect, probed here so that a refusal is known before
+ * anything depends on it; failing both, none: the stage runs in place,
+ * from the loader, which then stays mapped. */
+enum page_kind { PAGE_NONE, PAGE_MEMFD, PAGE_ANON };
+struct final_page {
+	enum page_kind kind;
+	int fd;
+	uint64_t anon;
+};
+
+static void final_page_open(struct final_page *fp)
+{
+	fp->kind = PAGE_NONE;
+	fp->fd = -1;
+	fp->anon = 0;
+	long fd = sys_memfd_create("tiexec-final", TX_MFD_CLOEXEC | TX_MFD_EXEC);
+	if (fd == -EINVAL)
+		fd = sys_memfd_create("tiexec-final", TX_MFD_CLOEXEC);
+	if (fd >= 0) {
+		fp->kind = PAGE_MEMFD;
+		fp->fd = (int)fd;
+		return;
 	}
-	const char *extra_env = NULL;
-	if (exe_mode == ARCH_EXE_NONE && !exe_done) {
-		char link[32];
-		struct msg m;
-		m.n = 0;
-		msg_str(&m, "/proc/self/fd/");
-		msg_u64(&m, (uint64_t)prog.fd);
-		m.b[m.n] = '\0';
-		memcpy(link, m.b, m.n + 1);
-		memcpy(exe_env, "TIEXEC_EXE=", 11);
-		long n = SC(__NR_readlinkat, TX_AT_FDCWD, link, exe_env + 11, sizeof(exe_env) - 12, 0, 0);
-		if (n > 0 && exe_env[11] == '/') {
-			exe_env[11 + n] = '\0';
-			extra_env = exe_env;
+	long page = sys_mmap(0, TX_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page < 0)
+		return;
+	if (sys_mprotect((uint64_t)page, TX_PAGE, PROT_READ | PROT_EXEC) < 0 ||
+	    sys_mprotect((uint64_t)page, TX_PAGE, PROT_READ | PROT_WRITE) < 0) {
+		sys_munmap((uint64_t)page, TX_PAGE);
+		return;
+	}
+	fp->kind = PAGE_ANON;
+	fp->anon = (uint64_t)page;
+}
+
+/* Where the stage's data sits in its page: after the code. */
+static uint64_t final_data_off(void)
+{
+	return tx_up((uint64_t)(arch_final_end - arch_final_code), 64);
+}
+
+/* Puts the code and *f into the page and makes it read+execute; returns
+ * its address, or 0 (then the caller runs the stage in place). */
+static uint64_t final_page_commit(struct final_page *fp, struct arch_final *f)
+{
+	static unsigned char img[TX_PAGE];
+	size_t code_len = (size_t)(arch_final_end - arch_final_code);
+	uint64_t at = 0;
+
+	if (fp->kind == PAGE_MEMFD) {
+		long page = sys_mmap(0, TX_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		/* Address first (the data holds it), then contents, then map. */
+		if (page >= 0)
+			sys_munmap((uint64_t)page, TX_PAGE);
+		at = page >= 0 ? (uint64_t)page : 0;
+		if (at) {
+			f->page = at;
+			memcpy(img, arch_final_code, code_len);
+			memcpy(img + final_data_off(), f, sizeof(*f));
+			if (sys_pwrite(fp->fd, img, TX_PAGE, 0) != (long)TX_PAGE ||
+			    sys_mmap(at, TX_PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fp->fd,
+				     0) != (long)at)
+				at = 0;
+		}
+		sys_close(fp->fd);
+	} else if (fp->kind == PAGE_ANON) {
+		at = fp->anon;
+		f->page = at;
+		memcpy((void *)(uintptr_t)at, arch_final_code, code_len);
+		memcpy((void *)(uintptr_t)(at + final_data_off()), f, sizeof(*f));
+		if (sys_mprotect(at, TX_PAGE, PROT_READ | PROT_EXEC) < 0) {
+			sys_munmap(at, TX_PAGE);
+			at = 0;
 		}
 	}
-	/* File capabilities on tiexec (the opt-in for PR_SET_MM_EXE_FILE) made
-	 * the kernel start us in secure mode; the program gets what a plain
-	 * exec would have given it: no capabilities, dumpable, not secure. */
-	int drop_caps = aux[AT_SECURE] && aux[AT_UID] == aux[AT_EUID] && aux[AT_GID] == aux[AT_EGID];
+	return at;
+}
 
-	/* The program's environment: ours, with TIEXEC_EXE replaced when it
-	 * is set.  Its end must be exact: libc finds the aux vector right
-	 * after the first NULL. */
-	long nenv = s->nenv;
-	if (extra_env)
-		for (long i = 0; i < s->nenv; i++)
-			nenv -= tx_skip(s->envp[i], "TIEXEC_EXE=") != NULL;
-	size_t fnlen = strlen(execfn) + 1;
-	size_t xlen = extra_env ? strlen(extra_env) + 1 : 0;
-	size_t words = 1 + (size_t)pargc + 1 + (size_t)nenv + (extra_env ? 1 : 0) + 1 + 2 * (size_t)naux;
-	size_t len = tx_up(words * 8 + fnlen + xlen, 16);
-	uint64_t top = (uint64_t)(uintptr_t)s->auxv_end;
-	uint64_t dst = (top - len) & -16ULL;
-	uint64_t block[len / 8];
-	uint64_t *w = block;
+/* ---- /proc/PID/exe ------------------------------------------------------ */
 
-	/* auxv first, into the block, so PR_SET_MM_MAP can record it. */
-	uint64_t *auxo = w + 1 + pargc + 1 + nenv + (extra_env ? 1 : 0) + 1;
-	char *fn = (char *)(block + words);
-	memcpy(fn, execfn, fnlen);
-	uint64_t fn_final = dst + words * 8;
-	if (extra_env)
-		memcpy(fn + fnlen, extra_env, xlen);
+/* May we change /proc/PID/exe?  The kernel checks permission before it
+ * refuses (EBUSY) because tiexec is still mapped, so one PR_SET_MM_MAP
+ * with exe_fd tells.  mm must already hold the final bounds (a kernel that
+ * does not mind the loader's mapping applies them now). */
+static int exe_link_mode(struct prctl_mm_map *mm, int *done)
+{
+	*done = 0;
+	mm->exe_fd = (uint32_t)prog.fd;
+	long e = sys_prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)mm, sizeof(*mm), 0);
+	mm->exe_fd = (uint32_t)-1;
+	if (e == -EBUSY)
+		return ARCH_EXE_MAP;
+	if (e == 0) {
+		*done = 1;
+		return ARCH_EXE_NONE;
+	}
+	if (sys_prctl(PR_SET_MM, PR_SET_MM_EXE_FILE, (unsigned long)prog.fd, 0, 0) == -EBUSY)
+		return ARCH_EXE_FILE;
+	return ARCH_EXE_NONE;
+}
+
+/* "TIEXEC_EXE=/abs/path/of/program", the re-exec hint (see tiexec_main),
+ * for a program whose /proc/self/exe keeps naming tiexec; NULL if the
+ * path cannot be had. */
+static const char *exe_hint(void)
+{
+	struct msg m;
+
+	m.n = 0;
+	msg_str(&m, "/proc/self/fd/");
+	msg_u64(&m, (uint64_t)prog.fd);
+	m.b[m.n] = '\0';
+	memcpy(exe_env, "TIEXEC_EXE=", 11);
+	long n = sys_readlinkat(TX_AT_FDCWD, m.b, exe_env + 11, sizeof(exe_env) - 12);
+	if (n <= 0 || exe_env[11] != '/' || n >= (long)sizeof(exe_env) - 12)
+		return NULL;
+	exe_env[11 + n] = '\0';
+	return exe_env;
+}
+
+/* ---- the stack block ---------------------------------------------------- */
+
+/* What goes where.  The kernel's area [arg_start, end) gets the program's
+ * argv strings, then (when PR_SET_MM_MAP will move the bounds) its
+ * environment strings and the hint, so that /proc/PID/cmdline and
+ * /proc/PID/environ show exactly what the program sees.  When the hint
+ * does not fit there (it replaces only tiexec's own words), the
+ * environment strings move into the block instead, below the area. */
+struct plan {
+	long pargc, nenv_out, naux;
+	int env_in_block;
+	size_t fnlen, xlen, words, len;
+	uint64_t dst; /* the block's final address: the program's sp */
+};
+
+static void plan_block(const struct start *s, long first, const char *execfn, const char *hint,
+		       const struct areas *a, struct plan *p)
+{
+	p->pargc = s->argc - first;
+	p->naux = (long)(s->auxv_end - s->auxv) / 2;
+	p->nenv_out = a->nenv_keep + (hint ? 1 : 0);
+	p->fnlen = strlen(execfn) + 1;
+	p->xlen = hint ? strlen(hint) + 1 : 0;
+	p->env_in_block = 0;
+	if (hint && a->env_ok && a->moved + a->env_keep + p->xlen > a->end - a->arg_start)
+		p->env_in_block = 1;
+	p->words = 1 + (size_t)p->pargc + 1 + (size_t)p->nenv_out + 1 + 2 * (size_t)p->naux;
+	size_t strs = p->fnlen;
+	if (p->env_in_block || !a->env_ok)
+		strs += p->xlen + (p->env_in_block ? a->env_keep : 0);
+	p->len = tx_up(p->words * 8 + strs, 16);
+	p->dst = ((uint64_t)(uintptr_t)s->auxv_end - p->len) & -16ULL;
+}
+
+/* The block moves the program's stack pointer down by this much more than
+ * the kernel's own layout; refuse to grow past RLIMIT_STACK (the kernel
+ * would send SIGSEGV on the fault). */
+static int block_fits_stack(const struct areas *a, const struct plan *p)
+{
+	struct tx_rlimit rl;
+
+	if (sys_prlimit(TX_RLIMIT_STACK, NULL, &rl) < 0 || rl.cur == TX_RLIM_INFINITY)
+		return 1;
+	return a->end - p->dst + 64 * 1024 <= rl.cur;
+}
+
+static uint64_t *block_alloc(size_t len, uint64_t *tmp_lo, uint64_t *tmp_len)
+{
+	*tmp_lo = *tmp_len = 0;
+	if (len <= sizeof(block_buf))
+		return block_buf;
+	size_t n = tx_up(len, TX_PAGE);
+	long r = sys_mmap(0, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r < 0)
+		die(prog.path, "cannot allocate memory for the program's initial stack", NULL, 126);
+	*tmp_lo = (uint64_t)r;
+	*tmp_len = n;
+	return (uint64_t *)(uintptr_t)r;
+}
+
+/* The aux vector as the program must see it, into out (naux pairs);
+ * returns the number of pairs up to and including AT_NULL. */
+static long build_auxv(const struct start *s, uint64_t *out, uint64_t fn_final, long naux,
+		       int drop_caps)
+{
 	long na = 0;
+
 	for (uint64_t *a = s->auxv;; a += 2) {
 		uint64_t t = a[0], v = a[1];
 		switch (t) {
@@ -212,90 +373,185 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 		case AT_EXECFD: continue;
 		default: break;
 		}
-		auxo[2 * na] = t;
-		auxo[2 * na + 1] = v;
+		out[2 * na] = t;
+		out[2 * na + 1] = v;
 		na++;
 		if (t == AT_NULL)
 			break;
 	}
 	for (long i = 2 * na; i < 2 * naux; i++)
-		auxo[i] = 0; /* a dropped AT_EXECFD leaves trailing AT_NULLs */
+		out[i] = 0; /* a dropped AT_EXECFD leaves trailing AT_NULLs */
+	return na;
+}
 
-	mm.start_stack = dst;
+/* Copies the kept environment strings to `to` (which is never above
+ * their source when both are in the area, so string by string is safe),
+ * then the hint; fills env[] with the addresses they will have at
+ * `final`.  Returns the bytes written. */
+static uint64_t lay_env(const struct start *s, const char *hint, char *to, uint64_t final,
+			uint64_t *env)
+{
+	uint64_t n = 0;
+	long k = 0;
+
+	for (long i = 0; i < s->nenv; i++) {
+		if (drop_env(s->envp[i], hint))
+			continue;
+		size_t l = strlen(s->envp[i]) + 1;
+		memmove(to + n, s->envp[i], l);
+		env[k++] = final + n;
+		n += l;
+	}
+	if (hint) {
+		size_t l = strlen(hint) + 1;
+		memcpy(to + n, hint, l);
+		env[k++] = final + n;
+		n += l;
+	}
+	return n;
+}
+
+/* Builds the program's argc/argv/envp/auxv block and jumps.  The program's
+ * arguments (a suffix of ours) move to the start of the kernel's argument
+ * area, so /proc/PID/cmdline shows them; PR_SET_MM_MAP (no privilege
+ * needed) then makes the kernel's bounds match, with the environment
+ * moved up behind them as a direct exec has it.  Without PR_SET_MM_MAP the
+ * tail of the area is NUL padding.
+ *
+ * /proc/PID/exe: where the process may change it (CAP_CHECKPOINT_RESTORE or
+ * CAP_SYS_ADMIN in its user namespace for PR_SET_MM_MAP's exe_fd, or
+ * CAP_SYS_RESOURCE for PR_SET_MM_EXE_FILE), the final stage sets it to the
+ * program after unmapping the loader.  Where it may not, it keeps naming
+ * tiexec, and TIEXEC_EXE=<program> joins the environment so that a re-exec
+ * of /proc/self/exe runs the program again (see tiexec_main). */
+__attribute__((noreturn)) void start_program(struct start *s, long first, const char *execfn,
+						   uint64_t entry)
+{
+	struct areas a;
+	struct plan p;
+	struct prctl_mm_map mm;
+	struct final_page fp;
+	static struct arch_final fin;
+	int exe_mode = ARCH_EXE_NONE, exe_done = 0;
+	const char *hint = NULL;
+
+	/* 1. Bounds, the final stage's page, and whether /proc/PID/exe can
+	 *    be set (which decides whether the hint is needed). */
+	program_bounds(&mm);
+	final_page_open(&fp);
+	find_areas(s, first, NULL, &a);
+	mm.arg_start = a.arg_start;
+	mm.arg_end = a.arg_start + a.moved;
+	mm.env_start = mm.arg_end;
+	mm.env_end = mm.arg_end + (a.env_ok ? a.env_keep : 0);
+	mm.start_stack = (uint64_t)(uintptr_t)s->argv - 8;
+	if (a.args_ok && fp.kind != PAGE_NONE)
+		exe_mode = exe_link_mode(&mm, &exe_done);
+	if (exe_mode == ARCH_EXE_NONE && !exe_done)
+		hint = exe_hint();
+
+	/* 2. Where everything goes. */
+	find_areas(s, first, hint, &a);
+	plan_block(s, first, execfn, hint, &a, &p);
+	if (p.env_in_block && !block_fits_stack(&a, &p)) {
+		verbose_note(prog.path, "no room under RLIMIT_STACK for the TIEXEC_EXE hint: "
+					"re-executing /proc/self/exe will not find the program");
+		hint = NULL;
+		find_areas(s, first, NULL, &a);
+		plan_block(s, first, execfn, NULL, &a, &p);
+	}
+	uint64_t tmp_lo, tmp_len;
+	uint64_t *w = block_alloc(p.len, &tmp_lo, &tmp_len);
+	uint64_t *envw = w + 2 + p.pargc;
+	uint64_t *auxo = envw + p.nenv_out + 1;
+	char *strs = (char *)(w + p.words);
+	uint64_t strs_final = p.dst + p.words * 8;
+	uint64_t fn_final = strs_final;
+	memcpy(strs, execfn, p.fnlen);
+
+	/* 3. Tell the kernel the final bounds and aux vector (auxv first,
+	 *    into the block, so PR_SET_MM_MAP can record it). */
+	int drop_caps = aux[AT_SECURE] && aux[AT_UID] == aux[AT_EUID] && aux[AT_GID] == aux[AT_EGID];
+	long na = build_auxv(s, auxo, fn_final, p.naux, drop_caps);
+	uint64_t env_at = p.env_in_block ? strs_final + p.fnlen : a.arg_start + a.moved;
+	uint64_t env_len = a.env_ok ? a.env_keep + p.xlen : 0;
+	mm.env_start = a.args_ok ? env_at : 0;
+	mm.env_end = mm.env_start + (a.args_ok ? env_len : 0);
+	mm.start_stack = p.dst;
 	mm.auxv = (__u64 *)auxo;
 	mm.auxv_size = (uint32_t)(na * 16);
 	if (mm.auxv_size > 52 * 8)
 		mm.auxv_size = 0;
-	int mm_ok = args_ok && sys_prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&mm, sizeof(mm), 0) == 0;
+	int mm_ok = a.args_ok && sys_prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&mm, sizeof(mm), 0) == 0;
 
-	/* argv strings to the start of the area, then (when the kernel now
-	 * knows the new bounds) the environment right behind them. */
-	w[0] = (uint64_t)pargc;
-	char *to = (char *)(uintptr_t)arg_start;
-	if (args_ok && pargc) {
-		char *from = pargv[0];
-		memmove(to, from, moved);
-		for (long i = 0; i < pargc; i++)
-			w[1 + i] = (uint64_t)(uintptr_t)(to + (pargv[i] - from));
+	/* 4. The strings: argv to the start of the area, then the
+	 *    environment (where the kernel now expects it), NUL padding to
+	 *    the area's old end. */
+	w[0] = (uint64_t)p.pargc;
+	char *to = (char *)(uintptr_t)a.arg_start;
+	if (a.args_ok && p.pargc) {
+		char *from = s->argv[first];
+		memmove(to, from, a.moved);
+		for (long i = 0; i < p.pargc; i++)
+			w[1 + i] = (uint64_t)(uintptr_t)(to + (s->argv[first + i] - from));
 	} else {
-		for (long i = 0; i < pargc; i++)
-			w[1 + i] = (uint64_t)(uintptr_t)pargv[i];
+		for (long i = 0; i < p.pargc; i++)
+			w[1 + i] = (uint64_t)(uintptr_t)s->argv[first + i];
 	}
-	w[1 + pargc] = 0;
-	uint64_t *we = w + 2 + pargc;
-	long ne = 0;
-	if (mm_ok && env_ok) {
-		char *efrom = s->envp[0], *eto = to + moved;
-		memmove(eto, efrom, envlen);
-		for (long i = 0; i < s->nenv; i++)
-			if (!extra_env || !tx_skip(s->envp[i], "TIEXEC_EXE="))
-				we[ne++] = (uint64_t)(uintptr_t)(eto + (s->envp[i] - efrom));
-		memset(eto + envlen, 0, (size_t)(env_end - (uint64_t)(uintptr_t)(eto + envlen)));
+	w[1 + p.pargc] = 0;
+	uint64_t used = a.moved;
+	if (mm_ok && a.env_ok && !p.env_in_block) {
+		used += lay_env(s, hint, to + a.moved, a.arg_start + a.moved, envw);
+	} else if (p.env_in_block && mm_ok) {
+		lay_env(s, hint, strs + p.fnlen, strs_final + p.fnlen, envw);
 	} else {
+		/* The kernel keeps its own bounds: the environment stays where
+		 * it is, the hint (if any) lives in the block. */
+		long k = 0;
 		for (long i = 0; i < s->nenv; i++)
-			if (!extra_env || !tx_skip(s->envp[i], "TIEXEC_EXE="))
-				we[ne++] = (uint64_t)(uintptr_t)s->envp[i];
-		if (args_ok)
-			memset(to + moved, 0, (size_t)(arg_end - arg_start - moved));
+			if (!drop_env(s->envp[i], hint))
+				envw[k++] = (uint64_t)(uintptr_t)s->envp[i];
+		if (hint) {
+			memcpy(strs + p.fnlen, hint, p.xlen);
+			envw[k] = strs_final + p.fnlen;
+		}
 	}
-	if (extra_env)
-		we[ne++] = fn_final + fnlen;
-	we[ne] = 0;
+	envw[p.nenv_out] = 0;
+	if (a.args_ok) {
+		uint64_t keep_end = mm_ok ? a.end : area_end(s->argv, s->argc);
+		if (a.arg_start + used < keep_end)
+			memset(to + used, 0, (size_t)(keep_end - (a.arg_start + used)));
+	}
 
-	/* The final stage, in a page of its own (see arch.h); without one,
-	 * the same code runs in place and the loader stays mapped. */
-	static struct arch_final in_place;
-	struct arch_final *f = &in_place;
-	const void *code = arch_final_code;
-	size_t code_len = (size_t)(arch_final_end - arch_final_code);
-	long page = sys_mmap(0, TX_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page >= 0) {
-		memcpy((void *)(uintptr_t)page, arch_final_code, code_len);
-		code = (const void *)(uintptr_t)page;
-		f = (struct arch_final *)(uintptr_t)tx_up((uint64_t)page + code_len, 64);
-	} else {
-		exe_mode = ARCH_EXE_NONE;
-	}
-	memset(f, 0, sizeof(*f));
-	if (page >= 0) {
-		uint64_t lo = tx_down((uint64_t)(uintptr_t)tx_ehdr_start, TX_PAGE);
-		f->loader_lo = lo;
-		f->loader_len = tx_up((uint64_t)(uintptr_t)tx_end, TX_PAGE) - lo;
-		f->page = (uint64_t)page;
-		f->gadget = find_gadget();
-	}
-	f->exe_mode = (uint64_t)exe_mode;
-	f->exe_fd = (uint64_t)prog.fd;
-	f->entry = entry;
-	f->drop_caps = (uint64_t)drop_caps;
-	f->cap_hdr[0] = 0x20080522; /* _LINUX_CAPABILITY_VERSION_3 */
-	mm.auxv = (__u64 *)(uintptr_t)(dst + (uint64_t)(auxo - block) * 8);
+	/* 5. The final stage and the jump. */
+	memset(&fin, 0, sizeof(fin));
+	fin.exe_mode = (uint64_t)exe_mode;
+	fin.exe_fd = (uint64_t)prog.fd;
+	fin.entry = entry;
+	fin.drop_caps = (uint64_t)drop_caps;
+	fin.cap_hdr[0] = 0x20080522; /* _LINUX_CAPABILITY_VERSION_3 */
+	fin.tmp_lo = tmp_lo;
+	fin.tmp_len = tmp_len;
+	fin.loader_lo = tx_down((uint64_t)(uintptr_t)tx_ehdr_start, TX_PAGE);
+	fin.loader_len = tx_up((uint64_t)(uintptr_t)tx_end, TX_PAGE) - fin.loader_lo;
+	fin.gadget = find_gadget();
+	mm.auxv = (__u64 *)(uintptr_t)(p.dst + (uint64_t)(auxo - w) * 8);
 	mm.exe_fd = (uint32_t)prog.fd;
-	memcpy(f->mm, &mm, sizeof(mm));
-	if (exe_mode == ARCH_EXE_NONE)
+	memcpy(fin.mm, &mm, sizeof(mm));
+	uint64_t page = final_page_commit(&fp, &fin);
+	const void *code = (const void *)(uintptr_t)page;
+	const struct arch_final *f = (const struct arch_final *)(uintptr_t)(page + final_data_off());
+	if (!page) {
+		/* In place: the loader stays mapped, so the link stays too. */
+		fin.loader_len = 0;
+		fin.page = 0;
+		fin.gadget = 0;
+		fin.exe_mode = ARCH_EXE_NONE;
+		code = arch_final_code;
+		f = &fin;
+	}
+	if (fin.exe_mode == ARCH_EXE_NONE || !page)
 		sys_close(prog.fd);
-	if (page >= 0)
-		sys_mprotect((uint64_t)page, TX_PAGE, PROT_READ | PROT_EXEC);
-	arch_jump_final((void *)(uintptr_t)dst, block, len, code, f);
+	limits_restore();
+	arch_jump_final((void *)(uintptr_t)p.dst, w, p.len, code, f);
 }
-

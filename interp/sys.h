@@ -126,6 +126,24 @@ static inline long sys_fgetxattr(int fd, const char *name, void *v, size_t n)
 {
 	return SC(__NR_fgetxattr, fd, name, v, n, 0, 0);
 }
+/* For the final stage's page (start.c) and the descriptor budget (main.c). */
+#define TX_MFD_CLOEXEC 0x1U
+#define TX_MFD_EXEC 0x10U /* Linux 6.3; older kernels say EINVAL */
+#define TX_RLIMIT_STACK 3
+#define TX_RLIMIT_NOFILE 7
+#define TX_RLIM_INFINITY (~0ULL)
+#define TX_F_DUPFD_CLOEXEC 1030
+struct tx_rlimit {
+	uint64_t cur, max;
+};
+static inline long sys_memfd_create(const char *name, unsigned fl) { return SC(__NR_memfd_create, name, fl, 0, 0, 0, 0); }
+static inline long sys_pwrite(int fd, const void *b, size_t n, uint64_t off) { return SC(__NR_pwrite64, fd, b, n, off, 0, 0); }
+static inline long sys_prlimit(int res, const struct tx_rlimit *nw, struct tx_rlimit *old)
+{
+	return SC(__NR_prlimit64, 0, res, nw, old, 0, 0);
+}
+static inline long sys_readlinkat(int dfd, const char *p, char *b, size_t n) { return SC(__NR_readlinkat, dfd, p, b, n, 0, 0); }
+static inline long sys_fcntl(int fd, int cmd, long arg) { return SC(__NR_fcntl, fd, cmd, arg, 0, 0, 0); }
 static inline __attribute__((noreturn)) void sys_exit(int code)
 {
 	for (;;)

@@ -2,11 +2,13 @@
  * a policy (interp/mark.h); checks and removes the mark.  The only part of
  * tiexec-stamp that prints. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
 #include "elfio.h"
 #include "fileio.h"
@@ -58,6 +60,13 @@ static int do_stamp(const char *file, const struct tiexec_policy *want)
 	if (f.st.st_mode & (S_ISUID | S_ISGID)) {
 		snprintf(why, sizeof(why),
 			 "set-user-ID or set-group-ID: tiexec cannot run it with those privileges");
+		goto fail;
+	}
+	/* A file capability is a privilege only a real exec grants, like
+	 * set-user-ID: the loader refuses such a stamped program (126). */
+	if (fgetxattr(f.fd, "security.capability", NULL, 0) >= 0 || errno == ERANGE) {
+		snprintf(why, sizeof(why),
+			 "file capabilities: tiexec cannot run it with those privileges");
 		goto fail;
 	}
 	if (elf_facts_read(f.buf, f.len, &facts, why, sizeof(why)) != 0 ||

@@ -24,7 +24,8 @@
  * unmaps the loader (the kernel refuses to change /proc/PID/exe while the
  * old executable is still mapped).  Entered by arch_jump_final with %rsp at the
  * program's initial stack and %rdi pointing at a struct arch_final in the
- * same page.  It unmaps the loader, sets the program as the executable
+ * same page.  It unmaps the loader and the block the program's stack was
+ * built in (when it was not the loader's own memory), sets the program as the executable
  * (PR_SET_MM_MAP with exe_fd, or PR_SET_MM_EXE_FILE), closes the program's
  * descriptor, and, when asked, drops every capability and makes the
  * process dumpable again.  Last, if a vDSO gadget "syscall; [xor r,r]...;
@@ -42,8 +43,11 @@ struct arch_final {
 	uint64_t drop_caps;             /* 56: capset to nothing, dumpable */
 	uint32_t cap_hdr[2];            /* 64: version 3, pid 0 */
 	uint32_t cap_data[6];           /* 72: all zero */
-	uint64_t mm[13];                /* 96: struct prctl_mm_map (104 bytes) */
+	uint64_t tmp_lo, tmp_len;       /* 96, 104: where the stack block was built */
+	uint64_t mm[13];                /* 112: struct prctl_mm_map (104 bytes) */
 };
+_Static_assert(offsetof(struct arch_final, tmp_lo) == 96, "arch_final layout is the asm's");
+_Static_assert(offsetof(struct arch_final, mm) == 112, "arch_final layout is the asm's");
 #define ARCH_EXE_NONE 0
 #define ARCH_EXE_MAP 1
 #define ARCH_EXE_FILE 2
@@ -58,13 +62,17 @@ struct arch_final {
 		"	mov 0(%rbx), %rdi\n"        \
 		"	mov 8(%rbx), %rsi\n"        \
 		"	syscall\n"                  \
+		"	mov $11, %eax\n"            \
+		"	mov 96(%rbx), %rdi\n"       \
+		"	mov 104(%rbx), %rsi\n"      \
+		"	syscall\n"                  \
 		"	mov 16(%rbx), %rax\n"       \
 		"	cmp $1, %rax\n"             \
 		"	jne 1f\n"                   \
 		"	mov $157, %eax\n"           \
 		"	mov $35, %edi\n"            \
 		"	mov $14, %esi\n"            \
-		"	lea 96(%rbx), %rdx\n"       \
+		"	lea 112(%rbx), %rdx\n"      \
 		"	mov $104, %r10d\n"          \
 		"	xor %r8d, %r8d\n"           \
 		"	syscall\n"                  \
