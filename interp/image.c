@@ -223,15 +223,22 @@ void trim_reservation(struct image *im, int keep_outer)
 	}
 }
 
-void open_interp(const char *prog_path)
+void read_interp_path(const char *prog_path)
 {
 	const Elf64_Phdr *p = &prog.ph[prog.info.interp];
-	struct msg m;
 
 	long n = sys_pread(prog.fd, interp_path, p->p_filesz, p->p_offset);
 	if (n != (long)p->p_filesz || elf_check_interp(interp_path, p->p_filesz) != ELF_OK)
 		die(prog_path, elf_err_str(ELF_BAD_INTERP), NULL, 126);
 	interp.path = interp_path;
+}
+
+void open_interp(const char *prog_path)
+{
+	struct msg m;
+
+	if (!interp.path)
+		read_interp_path(prog_path);
 	interp.fd = (int)sys_openat(TX_AT_FDCWD, interp_path, O_RDONLY | O_CLOEXEC, 0);
 	if (interp.fd < 0) {
 		msg_head(&m, prog_path);

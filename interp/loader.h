@@ -55,7 +55,10 @@ void read_note(struct image *im, struct opts *note);
 /* Opens a file to execute after the checks the kernel's open_exec makes
  * (regular file, execute permission); never blocks.  fd or -errno. */
 long open_exec_file(const char *path);
-/* Opens, reads and validates the program's PT_INTERP into `interp`. */
+/* Reads the program's PT_INTERP path (through prog.fd) into interp.path. */
+void read_interp_path(const char *prog_path);
+/* Opens, reads and validates the program's PT_INTERP into `interp` (reading
+ * the path first unless read_interp_path did). */
 void open_interp(const char *prog_path);
 /* Reserves the image's address range and sets its bias; maps its segments;
  * gives back what no segment uses. */

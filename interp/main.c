@@ -404,18 +404,40 @@ __attribute__((noreturn)) static void exec_small(const struct start *s, const st
 	die_errno(l->path, NULL, e);
 }
 
-/* Maps the program and its interpreter as the kernel would. */
-static void load_images(int remap)
+/* Maps the program and its interpreter as the kernel would.  When no
+ * descriptor is left for the interpreter (binfmt_misc's O flag took the
+ * last one RLIMIT_NOFILE allows), the program's descriptor is lent to it
+ * once the program is mapped, and the program opened again by name
+ * afterwards; if that fails its text stays on 4 KiB pages.  Returns
+ * whether the text may still be remapped. */
+static int load_images(const char *path, int remap)
 {
+	int tight = prog.info.interp >= 0 && !fds_free(1);
+
+	if (prog.info.interp >= 0 && !tight)
+		open_interp(path);
 	place(&prog, 0);
 	map_segments(&prog);
 	trim_reservation(&prog, remap && opt.round_out);
+	if (tight) {
+		read_interp_path(path);
+		sys_close(prog.fd);
+		open_interp(path);
+	}
 	if (prog.info.interp >= 0) {
 		place(&interp, 1);
 		map_segments(&interp);
 		trim_reservation(&interp, 0);
 		sys_close(interp.fd);
 	}
+	if (tight) {
+		prog.fd = (int)sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
+		if (prog.fd < 0 && remap) {
+			verbose_note(path, "no file descriptor left for the program (RLIMIT_NOFILE): text left on 4 KiB pages");
+			remap = 0;
+		}
+	}
+	return remap;
 }
 
 static void put_text_on_huge_pages(const char *path, struct huge_result *hr)
@@ -547,9 +569,7 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 	}
 
 	/* 3. Map it, then its text on huge pages. */
-	if (prog.info.interp >= 0)
-		open_interp(l.path);
-	load_images(remap);
+	remap = load_images(l.path, remap);
 	struct huge_result hr;
 	memset(&hr, 0, sizeof(hr));
 	if (remap)

@@ -340,3 +340,49 @@ compare_marked() {
 	[[ "$out" == sum* ]]
 	[[ "$err" =~ $LOADED_RE ]]
 }
+
+@test "binfmt: stdin closed: AT_EXECFD 0 is the program, closed before it runs" {
+	# The kernel's O flag puts the program on the lowest free descriptor:
+	# 0 when the caller closed stdin.  The program must find fd 0 closed,
+	# as after a direct exec.
+	off_on 'bash -c "exec ./probe-pie x <&-"'
+	same_both 0
+	[[ "$out" == *$'\nfds 1 2\n'* ]]
+	[[ "$out" == *$'\nAT_EXECFD absent\n'* ]]
+	same_off "tiexec: '$M/probe-pie': $OFF_LINE" "$err"
+}
+
+@test "binfmt: fexecve (execveat AT_EMPTY_PATH): comm is the file's name, as directly" {
+	off_on "\"$FIXTURES/harden\" fexec ./probe-pie x"
+	same_both 0
+	[[ "$out" == *$'\ncomm probe-pie\n'* ]]
+	[[ "$out" == *$'\nAT_EXECFN /dev/fd/'* ]]
+}
+
+@test "binfmt: fexecve of an O_CLOEXEC descriptor: the kernel's binfmt_misc says ENOENT" {
+	# Documented kernel behaviour (README, Limits): binfmt_misc refuses a
+	# program whose only name is a descriptor closed on exec.
+	off_on "\"$FIXTURES/harden\" fexec-cloexec ./probe-pie x"
+	got direct
+	[ "$st" -eq 0 ]
+	got via
+	[ "$st" -eq 127 ]
+	[[ "$err" == *"execveat: No such file or directory"* ]]
+}
+
+@test "binfmt: RLIMIT_NOFILE 4 (one descriptor above stdio, taken by the O flag)" {
+	off_on 'bash -c "ulimit -n 4; exec ./probe-pie x"'
+	same_both 0
+	[[ "$out" == *$'\nfds 0 1 2\n'* ]]
+	same_off "tiexec: '$M/probe-pie': $OFF_LINE" "$err"
+}
+
+@test "binfmt: RLIMIT_NOFILE 3: the kernel itself cannot hand over the program (SIGSEGV, documented)" {
+	off_on 'bash -c "ulimit -n 3; exec ./go-static a"'
+	got direct
+	[ "$st" -eq 0 ]
+	[[ "$out" == "args ./go-static a"$'\n'* ]]
+	got via
+	[ "$st" -eq 139 ]
+	[ -z "$out" ]
+}

@@ -92,6 +92,22 @@ child exe=reexec argc=3 argv0=./reexec [child] [x y] secure=0 dumpable=1 capeff=
 	same $'A=1\nTIEXEC_EXE=/usr/bin/env' "$output"
 }
 
+@test "unprivileged: the hint is in /proc/PID/environ too, whether or not it fits the freed space" {
+	# Started as ./tiexec, the words tiexec frees are too few for the
+	# hint: the environment moves into the stack block.  Started by a long
+	# path, the hint fits where tiexec's own words were.
+	mkdir -p "$W/a-rather-long-directory-name-for-the-loader"
+	cp ./tiexec "$W/a-rather-long-directory-name-for-the-loader/tiexec"
+	for t in ./tiexec "$W/a-rather-long-directory-name-for-the-loader/tiexec"; do
+		run_t "${NOBODY[@]}" env -i PROBE_A=1 TIEXEC_EXE=/stale PROBE_B=2 "$t" --min-text=0 ./probe-pie x
+		[ "$status" -eq 0 ]
+		[[ "$output" == *$'\nenv PROBE_A=1\nenv PROBE_B=2\nenvcount 3\nproc-environ matches yes\n'* ]]
+		[[ "$output" == *$'\ncmdline ./probe-pie|x|\n'* ]]
+		run_t "${NOBODY[@]}" env -i A=1 TIEXEC_EXE=/stale B=2 "$t" --min-text=0 /usr/bin/env
+		same $'A=1\nB=2\nTIEXEC_EXE=/usr/bin/env' "$output"
+	done
+}
+
 @test "TIEXEC_EXE is honoured only under a name other than tiexec's own" {
 	# Started as "tiexec", tiexec is tiexec: options, then the program.
 	run_t env TIEXEC_EXE="$W/reexec" ./tiexec --version

@@ -1,0 +1,108 @@
+#!/usr/bin/env bats
+# Hardened and unusual environments, each compared with a direct exec of
+# the same program under the same conditions: MemoryDenyWriteExecute
+# (prctl and a systemd-like seccomp filter), a small RLIMIT_STACK with a
+# large argument list, low RLIMIT_NOFILE, FIFOs and long paths.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+	CLEAN=$FIXTURES/clean
+	HARDEN=$FIXTURES/harden
+	cd "$FIXTURES"
+}
+
+# direct_vs_loader EXPECT CMD...: runs CMD... with "@" replaced by nothing
+# (direct) and by "$TIEXEC -v --min-text=0" (through tiexec); same status
+# and stdout.  The loader's stderr is left in $via_err.
+direct_vs_loader() {
+	local want=$1 direct=() via=()
+	shift
+	for w in "$@"; do
+		if [ "$w" = @ ]; then
+			via+=("$TIEXEC" -v --min-text=0)
+		else
+			direct+=("$w")
+			via+=("$w")
+		fi
+	done
+	run --separate-stderr timeout 60 "${direct[@]}"
+	[ "$status" -eq "$want" ] || { echo "direct: status $status, $stderr"; return 1; }
+	local d_out=$output
+	run --separate-stderr timeout 60 "${via[@]}"
+	echo "tiexec: status $status, stderr: $stderr"
+	[ "$status" -eq "$want" ]
+	same "$d_out" "$output"
+	via_err=$stderr
+}
+
+@test "MemoryDenyWriteExecute (PR_SET_MDWE): programs run, the final stage included" {
+	"$HARDEN" mdwe true || skip_unsupported "PR_SET_MDWE refused (Linux >= 6.3)"
+	for p in probe-pie probe-static probe-nopie probe-static-pie; do
+		direct_vs_loader 0 "$HARDEN" mdwe @ "./$p" a 'b c'
+		[[ "$via_err" == "tiexec: './$p': "*" ms" ]]
+	done
+	direct_vs_loader 0 "$HARDEN" mdwe @ ./go-static x
+	direct_vs_loader 0 "$HARDEN" mdwe @ ./cxx-pie
+}
+
+@test "MemoryDenyWriteExecute (seccomp filter, as systemd installs): programs run" {
+	for p in probe-pie probe-static; do
+		direct_vs_loader 0 "$HARDEN" seccomp @ "./$p" a 'b c'
+	done
+	direct_vs_loader 0 "$HARDEN" seccomp @ ./go-cgo x
+}
+
+@test "MemoryDenyWriteExecute as root: /proc/self/exe is still set to the program" {
+	run_t "$HARDEN" mdwe "$TIEXEC" --min-text=0 ./reexec
+	[ "$status" -eq 7 ]
+	[[ "$output" == "parent exe=reexec "* ]]
+}
+
+@test "11,000 arguments under ulimit -s 200: runs as directly" {
+	# The kernel accepts 128 KiB of arguments whatever the stack limit;
+	# the stack tiexec builds must not need more than that.
+	local args
+	args=$(printf 'x %.0s' $(seq 1 11000))
+	direct_vs_loader 0 bash -c "ulimit -s 200; exec \"\$@\"" _ @ "$FIXTURES/probe-pie" $args
+	[[ "$output" == "argc 11001"$'\n'* ]]
+	direct_vs_loader 0 bash -c "ulimit -s 200; exec \"\$@\"" _ @ "$FIXTURES/probe-static" $args
+}
+
+@test "RLIMIT_NOFILE 3 (soft and hard): the program still runs, directly" {
+	direct_vs_loader 0 "$CLEAN" bash -c 'ulimit -n 3; exec "$@"' _ @ "$FIXTURES/go-static" a
+	same "tiexec: '$FIXTURES/go-static': no free file descriptor (RLIMIT_NOFILE): running it directly" "$via_err"
+}
+
+@test "RLIMIT_NOFILE 4: no descriptor for the interpreter, run directly; soft 4: loaded, limit restored" {
+	direct_vs_loader 0 "$CLEAN" bash -c 'ulimit -n 4; exec "$@"' _ @ "$FIXTURES/probe-pie" a
+	same "tiexec: '$FIXTURES/probe-pie': no free file descriptor (RLIMIT_NOFILE): running it directly" "$via_err"
+	# Soft limit only: tiexec borrows up to the hard limit, gives it back.
+	direct_vs_loader 0 "$CLEAN" bash -c 'ulimit -Sn 4; exec "$@"' _ @ "$FIXTURES/probe-pie" a
+	[[ "$via_err" == "tiexec: '$FIXTURES/probe-pie': "*" ms" ]]
+	[[ "$via_err" != *"running it directly"* ]]
+	run_t "$CLEAN" bash -c 'ulimit -Sn 4; exec "$1" --min-text=0 /bin/sh -c "ulimit -Sn; ulimit -Hn"' _ "$TIEXEC"
+	same "4
+$(ulimit -Hn)" "$output"
+}
+
+@test "a FIFO as the program: EACCES at once, as directly, never opened" {
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	chmod 755 "$BATS_TEST_TMPDIR/fifo"
+	run -126 timeout 10 env "$BATS_TEST_TMPDIR/fifo"
+	[[ "$output" == *"Permission denied"* ]]
+	run -126 timeout 10 "$TIEXEC" "$BATS_TEST_TMPDIR/fifo"
+	same "tiexec: '$BATS_TEST_TMPDIR/fifo': Permission denied" "$output"
+}
+
+@test "a 1,100-character path: one line, cut in the middle, the reason kept" {
+	local long=/nonexistent
+	while [ ${#long} -lt 1100 ]; do long+=/abcdefghijklmnopqrstuvwxyz; done
+	long+=/the-program
+	run -127 --separate-stderr "$TIEXEC" "$long"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "tiexec: '/nonexistent/abcdef"*"..."*"abcdefghijklmnopqrstuvwxyz/the-program': No such file or directory" ]]
+	[ ${#stderr} -lt 400 ]
+	# The newline is there (run strips it; check the raw bytes).
+	"$TIEXEC" "$long" 2>&1 | tail -c1 | od -An -c | grep -q '\\n'
+}
