@@ -240,6 +240,54 @@ static int fds_free(int n)
 	return ok;
 }
 
+/* ---- re-executions of /proc/self/exe ------------------------------------ */
+
+/* An ordinary user's program started through tiexec sees tiexec in
+ * /proc/self/exe, and carries TIEXEC_EXE=PID:PATH (start.c): PID its own,
+ * PATH the program.  When it executes /proc/self/exe -- in place, or in a
+ * child (node's process.execPath, Go's os.Executable, cluster.fork) --
+ * tiexec starts with that hint and must run PATH again with the whole
+ * argv, never read it as tiexec's own command line.  It is such a
+ * re-exec when
+ *   - the hint's PID is ours (exec in place) or our parent's (a child),
+ *     and we were executed by the name /proc/self/exe resolves to (or by
+ *     "/proc/self/exe" itself): a user typing "tiexec ..." in a shell the
+ *     program started has neither;
+ *   - or, whatever the PID (a daemonized grandchild), argv[0] is not a
+ *     name of tiexec's: what a re-exec that keeps the program's argv[0]
+ *     looks like.
+ * Returns PATH, or NULL. */
+static const char *reexec_of(const struct start *s)
+{
+	static char own[4096];
+	const char *v = getenv_in(s->envp, "TIEXEC_EXE");
+	const char *execfn = aux[AT_EXECFN] ? (const char *)(uintptr_t)aux[AT_EXECFN] : "";
+	long pid = -1;
+
+	if (!v)
+		return NULL;
+	if (*v >= '0' && *v <= '9') {
+		pid = 0;
+		while (*v >= '0' && *v <= '9')
+			pid = pid * 10 + (*v++ - '0');
+		if (*v++ != ':')
+			return NULL;
+	}
+	if (*v != '/' || s->argc < 1)
+		return NULL;
+	if (!tx_streq(tx_basename(s->argv[0]), tx_basename(execfn)))
+		return v;
+	if (pid != SC(__NR_getpid, 0, 0, 0, 0, 0, 0) && pid != SC(__NR_getppid, 0, 0, 0, 0, 0, 0))
+		return NULL;
+	if (tx_streq(execfn, "/proc/self/exe"))
+		return v;
+	long n = sys_readlinkat(TX_AT_FDCWD, "/proc/self/exe", own, sizeof(own) - 1);
+	if (n <= 0)
+		return NULL;
+	own[n] = '\0';
+	return tx_streq(execfn, own) ? v : NULL;
+}
+
 /* ---- stages of tiexec_main ---------------------------------------------- */
 
 /* What tiexec_main found out about how it was started. */
@@ -538,12 +586,9 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 	/* 1. Which program, and how we were started. */
 	memset(&l, 0, sizeof(l));
 	l.binfmt = (aux[AT_FLAGS] & AT_FLAGS_PRESERVE_ARGV0) || ((aux_has >> AT_EXECFD) & 1);
-	const char *again = l.binfmt ? NULL : getenv_in(s.envp, "TIEXEC_EXE");
-	const char *self = aux[AT_EXECFN] ? (const char *)(uintptr_t)aux[AT_EXECFN] : "tiexec";
-	l.reexec = again && *again == '/' && s.argc > 0 &&
-		   !tx_streq(tx_basename(s.argv[0]), tx_basename(self));
-	if (l.reexec)
-		l.path = again;
+	if (!l.binfmt)
+		l.path = reexec_of(&s);
+	l.reexec = l.path != NULL;
 	if (l.binfmt || l.reexec)
 		from_binfmt(&s, &l);
 	else

@@ -14,7 +14,7 @@
 ARCH_FINAL;
 ARCH_JUMP_FINAL;
 
-static char exe_env[4096 + 16]; /* "TIEXEC_EXE=/abs/path" */
+static char exe_env[4096 + 40]; /* "TIEXEC_EXE=PID:/abs/path" */
 /* The stack block is built here when it fits: the loader's own memory,
  * which the final stage unmaps.  A bigger one gets a mapping of its own --
  * never the stack, which may have no room left under RLIMIT_STACK (the
@@ -273,9 +273,9 @@ static int exe_link_mode(struct prctl_mm_map *mm, int *done)
 	return ARCH_EXE_NONE;
 }
 
-/* "TIEXEC_EXE=/abs/path/of/program", the re-exec hint (see tiexec_main),
- * for a program whose /proc/self/exe keeps naming tiexec; NULL if the
- * path cannot be had. */
+/* "TIEXEC_EXE=PID:/abs/path/of/program", the re-exec hint (see
+ * reexec_of in main.c), for a program whose /proc/self/exe keeps naming
+ * tiexec; NULL if the path cannot be had. */
 static const char *exe_hint(void)
 {
 	struct msg m;
@@ -284,11 +284,17 @@ static const char *exe_hint(void)
 	msg_str(&m, "/proc/self/fd/");
 	msg_u64(&m, (uint64_t)prog.fd);
 	m.b[m.n] = '\0';
-	memcpy(exe_env, "TIEXEC_EXE=", 11);
-	long n = sys_readlinkat(TX_AT_FDCWD, m.b, exe_env + 11, sizeof(exe_env) - 12);
-	if (n <= 0 || exe_env[11] != '/' || n >= (long)sizeof(exe_env) - 12)
+	struct msg h;
+	h.n = 0;
+	msg_str(&h, "TIEXEC_EXE=");
+	msg_u64(&h, (uint64_t)SC(__NR_getpid, 0, 0, 0, 0, 0, 0));
+	msg_str(&h, ":");
+	memcpy(exe_env, h.b, h.n);
+	size_t room = sizeof(exe_env) - h.n - 1;
+	long n = sys_readlinkat(TX_AT_FDCWD, m.b, exe_env + h.n, room);
+	if (n <= 0 || exe_env[h.n] != '/' || (size_t)n >= room)
 		return NULL;
-	exe_env[11 + n] = '\0';
+	exe_env[h.n + (size_t)n] = '\0';
 	return exe_env;
 }
 

@@ -89,7 +89,7 @@ child exe=reexec argc=3 argv0=./reexec [child] [x y] secure=0 dumpable=1 capeff=
 @test "unprivileged: TIEXEC_EXE joins the environment, replacing an inherited one" {
 	run_t "${NOBODY[@]}" env -i A=1 TIEXEC_EXE=/stale ./tiexec --min-text=0 /usr/bin/env
 	[ "$status" -eq 0 ]
-	same $'A=1\nTIEXEC_EXE=/usr/bin/env' "$output"
+	[[ "$output" =~ ^A=1$'\n'TIEXEC_EXE=[1-9][0-9]*:/usr/bin/env$ ]]
 }
 
 @test "unprivileged: the hint is in /proc/PID/environ too, whether or not it fits the freed space" {
@@ -104,8 +104,46 @@ child exe=reexec argc=3 argv0=./reexec [child] [x y] secure=0 dumpable=1 capeff=
 		[[ "$output" == *$'\nenv PROBE_A=1\nenv PROBE_B=2\nenvcount 3\nproc-environ matches yes\n'* ]]
 		[[ "$output" == *$'\ncmdline ./probe-pie|x|\n'* ]]
 		run_t "${NOBODY[@]}" env -i A=1 TIEXEC_EXE=/stale B=2 "$t" --min-text=0 /usr/bin/env
-		same $'A=1\nB=2\nTIEXEC_EXE=/usr/bin/env' "$output"
+		[[ "$output" =~ ^A=1$'\n'B=2$'\n'TIEXEC_EXE=[1-9][0-9]*:/usr/bin/env$ ]]
 	done
+}
+
+@test "unprivileged: a child executing /proc/self/exe's target with argv[0] = that path (Go's default)" {
+	run_t "${NOBODY[@]}" env GOREEXEC_ARGV0=exe ./tiexec --min-text=0 ./go-reexec
+	[ "$status" -eq 0 ]
+	same $'parent exe=tiexec\nchild exe=go-reexec args=child,x y\nchild status 7' "$output"
+}
+
+@test "unprivileged: node's process.execPath, execFileSync and cluster.fork run node again" {
+	command -v node >/dev/null || skip_unsupported "node is not installed (Debian package nodejs)"
+	cat >"$W/node-reexec.js" <<-'EOF'
+		const cp = require('child_process');
+		const cluster = require('cluster');
+		if (cluster.isWorker) {
+			process.send('worker ' + process.argv.length);
+			process.exit(0);
+		}
+		const out = cp.execFileSync(process.execPath, ['-e', 'console.log("child", 6 * 7)']);
+		console.log('execFileSync:', out.toString().trim());
+		const w = cluster.fork();
+		w.on('message', (m) => { console.log('cluster:', m); });
+		w.on('exit', (code) => { console.log('worker exit', code); });
+	EOF
+	local node
+	node=$(readlink -f "$(command -v node)")
+	run_t "${NOBODY[@]}" "$node" "$W/node-reexec.js"
+	[ "$status" -eq 0 ]
+	local direct=$output
+	run_t "${NOBODY[@]}" ./tiexec "$node" "$W/node-reexec.js"
+	[ "$status" -eq 0 ]
+	same "$direct" "$output"
+	same $'execFileSync: child 42\ncluster: worker 2\nworker exit 0' "$output"
+}
+
+@test "unprivileged: 'tiexec ARGS' typed in a shell the program started is tiexec's command line" {
+	# The hint's PID is the shell's parent's, not the shell's: no re-exec.
+	run_t "${NOBODY[@]}" ./tiexec --min-text=0 /bin/bash -c './tiexec --version; echo "status $?"'
+	same $'tiexec 0.1.0\nstatus 0' "$output"
 }
 
 @test "TIEXEC_EXE is honoured only under a name other than tiexec's own" {
