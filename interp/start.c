@@ -5,6 +5,7 @@
 
 #include "arch/x86_64/arch.h"
 #include "loader.h"
+#include "origin.h"
 #include "sys.h"
 
 #ifndef AT_MINSIGSTKSZ
@@ -15,6 +16,7 @@ ARCH_FINAL;
 ARCH_JUMP_FINAL;
 
 static char exe_env[4096 + 40]; /* "TIEXEC_EXE=PID:/abs/path" */
+static char prog_dir[4096];      /* the directory of that path */
 /* The stack block is built here when it fits: the loader's own memory,
  * which the final stage unmaps.  A bigger one gets a mapping of its own --
  * never the stack, which may have no room left under RLIMIT_STACK (the
@@ -295,7 +297,28 @@ static const char *exe_hint(void)
 	if (n <= 0 || exe_env[h.n] != '/' || (size_t)n >= room)
 		return NULL;
 	exe_env[h.n + (size_t)n] = '\0';
+	/* As glibc's _dl_get_origin derives it: up to the last '/', "/" at the top. */
+	size_t dl = (size_t)n;
+	while (dl > 1 && exe_env[h.n + dl - 1] != '/')
+		dl--;
+	if (dl > 1)
+		dl--;
+	memcpy(prog_dir, exe_env + h.n, dl);
+	prog_dir[dl] = '\0';
 	return exe_env;
+}
+
+/* Writes the expanded $ORIGIN strings to buf (at `final` in the program's
+ * stack) and points the dynamic entries at them (origin.h). */
+static void fix_origin(const struct origin_fix *fx, unsigned n, char *buf, uint64_t final)
+{
+	size_t at = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		origin_expand(fx[i].src, prog_dir, buf + at);
+		*fx[i].dval = final + at - fx[i].strtab;
+		at += fx[i].outlen;
+	}
 }
 
 /* ---- the stack block ---------------------------------------------------- */
@@ -310,11 +333,13 @@ struct plan {
 	long pargc, nenv_out, naux;
 	int env_in_block;
 	size_t fnlen, xlen, words, len;
+	size_t orglen;  /* the $ORIGIN strings (origin.h), after execfn */
+	size_t env_off; /* where environment strings or the hint go in strs */
 	uint64_t dst; /* the block's final address: the program's sp */
 };
 
 static void plan_block(const struct start *s, long first, const char *execfn, const char *hint,
-		       const struct areas *a, struct plan *p)
+		       size_t orglen, const struct areas *a, struct plan *p)
 {
 	p->pargc = s->argc - first;
 	p->naux = (long)(s->auxv_end - s->auxv) / 2;
@@ -325,7 +350,9 @@ static void plan_block(const struct start *s, long first, const char *execfn, co
 	if (hint && a->env_ok && a->moved + a->env_keep + p->xlen > a->end - a->arg_start)
 		p->env_in_block = 1;
 	p->words = 1 + (size_t)p->pargc + 1 + (size_t)p->nenv_out + 1 + 2 * (size_t)p->naux;
-	size_t strs = p->fnlen;
+	p->orglen = orglen;
+	p->env_off = p->fnlen + orglen;
+	size_t strs = p->env_off;
 	if (p->env_in_block || !a->env_ok)
 		strs += p->xlen + (p->env_in_block ? a->env_keep : 0);
 	p->len = tx_up(p->words * 8 + strs, 16);
@@ -453,18 +480,26 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 	mm.start_stack = (uint64_t)(uintptr_t)s->argv - 8;
 	if (a.args_ok && fp.kind != PAGE_NONE)
 		exe_mode = exe_link_mode(&mm, &exe_done);
-	if (exe_mode == ARCH_EXE_NONE && !exe_done)
+	struct origin_fix fx[ORIGIN_MAX_FIX];
+	unsigned nfix = 0;
+	size_t orglen = 0;
+	if (exe_mode == ARCH_EXE_NONE && !exe_done) {
 		hint = exe_hint();
+		if (hint && !aux[AT_SECURE])
+			nfix = origin_find(fx, prog_dir);
+		for (unsigned i = 0; i < nfix; i++)
+			orglen += fx[i].outlen;
+	}
 
 	/* 2. Where everything goes. */
 	find_areas(s, first, hint, &a);
-	plan_block(s, first, execfn, hint, &a, &p);
+	plan_block(s, first, execfn, hint, orglen, &a, &p);
 	if (p.env_in_block && !block_fits_stack(&a, &p)) {
 		verbose_note(prog.path, "no room under RLIMIT_STACK for the TIEXEC_EXE hint: "
 					"re-executing /proc/self/exe will not find the program");
 		hint = NULL;
 		find_areas(s, first, NULL, &a);
-		plan_block(s, first, execfn, NULL, &a, &p);
+		plan_block(s, first, execfn, NULL, orglen, &a, &p);
 	}
 	uint64_t tmp_lo, tmp_len;
 	uint64_t *w = block_alloc(p.len, &tmp_lo, &tmp_len);
@@ -479,7 +514,8 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 	 *    into the block, so PR_SET_MM_MAP can record it). */
 	int drop_caps = aux[AT_SECURE] && aux[AT_UID] == aux[AT_EUID] && aux[AT_GID] == aux[AT_EGID];
 	long na = build_auxv(s, auxo, fn_final, p.naux, drop_caps);
-	uint64_t env_at = p.env_in_block ? strs_final + p.fnlen : a.arg_start + a.moved;
+	fix_origin(fx, nfix, strs + p.fnlen, strs_final + p.fnlen);
+	uint64_t env_at = p.env_in_block ? strs_final + p.env_off : a.arg_start + a.moved;
 	uint64_t env_len = a.env_ok ? a.env_keep + p.xlen : 0;
 	mm.env_start = a.args_ok ? env_at : 0;
 	mm.env_end = mm.env_start + (a.args_ok ? env_len : 0);
@@ -509,7 +545,7 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 	if (mm_ok && a.env_ok && !p.env_in_block) {
 		used += lay_env(s, hint, to + a.moved, a.arg_start + a.moved, envw);
 	} else if (p.env_in_block && mm_ok) {
-		lay_env(s, hint, strs + p.fnlen, strs_final + p.fnlen, envw);
+		lay_env(s, hint, strs + p.env_off, strs_final + p.env_off, envw);
 	} else {
 		/* The kernel keeps its own bounds: the environment stays where
 		 * it is, the hint (if any) lives in the block. */
@@ -518,8 +554,8 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 			if (!drop_env(s->envp[i], hint))
 				envw[k++] = (uint64_t)(uintptr_t)s->envp[i];
 		if (hint) {
-			memcpy(strs + p.fnlen, hint, p.xlen);
-			envw[k] = strs_final + p.fnlen;
+			memcpy(strs + p.env_off, hint, p.xlen);
+			envw[k] = strs_final + p.env_off;
 		}
 	}
 	envw[p.nenv_out] = 0;
