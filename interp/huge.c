@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <linux/fadvise.h>
 
+#include "memlimit.h"
 #include "rt.h"
 #include "sys.h"
 
@@ -28,9 +29,16 @@
 #endif
 #define MAX_PIECES 8192 /* 16 GiB of text per segment; more stays on 4 KiB */
 
+/* Kernel interfaces newer than Debian 12's uapi headers, or used only here. */
+#define TX_PR_GET_MDWE 66 /* Linux 6.3 */
+#define TX_PR_MDWE_REFUSE_EXEC_GAIN 1
+#define TX_MADV_DONTDUMP 16
+#define TX_LOCK_EX 2
+#define TX_LOCK_NB 4
+#define TX_LOCK_UN 8
+
 static int pagemap_fd = -2; /* -2: not opened yet, -1: unavailable */
 static int collapse_unsupported;
-static int thp_checked, thp_off;
 
 void huge_done(void)
 {
@@ -177,29 +185,81 @@ static long populate(uint64_t a, uint64_t len, int write)
 	return 0;
 }
 
-static int thp_disabled(void)
+/* Whether the first word in brackets of a sysfs choice file, e.g.
+ * "always [madvise] never", is `word`.  -1 when the file cannot be read. */
+static int sysfs_choice(const char *path, const char *word)
 {
-	if (!thp_checked) {
-		char b[128];
-		thp_checked = 1;
-		if (sys_prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1) {
-			thp_off = 1;
-			return 1;
-		}
-		int fd = (int)sys_openat(TX_AT_FDCWD, "/sys/kernel/mm/transparent_hugepage/enabled",
-					 O_RDONLY | O_CLOEXEC, 0);
-		if (fd < 0) {
-			thp_off = 1; /* no THP in this kernel */
-			return 1;
-		}
-		long n = sys_read(fd, b, sizeof(b) - 1);
-		sys_close(fd);
-		b[n > 0 ? n : 0] = '\0';
-		for (char *p = b; *p; p++)
-			if (tx_skip(p, "[never]"))
-				thp_off = 1;
+	char b[128];
+	int fd = (int)sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	long n = sys_read(fd, b, sizeof(b) - 1);
+	sys_close(fd);
+	b[n > 0 ? n : 0] = '\0';
+	for (char *p = b; *p; p++) {
+		if (*p != '[')
+			continue;
+		const char *e = tx_skip(p + 1, word);
+		return e && *e == ']';
 	}
-	return thp_off;
+	return -1;
+}
+
+#define THP_SYSFS "/sys/kernel/mm/transparent_hugepage/"
+
+/* Why anonymous THP cannot give us 2 MiB pages, or NULL if it can.  Asked
+ * before anything is copied: a copy that cannot be huge is wasted work.
+ * Since Linux 6.8 (mTHP) each size has its own switch; "inherit" defers
+ * to the top-level one, anything else overrides it (for "madvise" our
+ * MADV_HUGEPAGE is enough). */
+static const char *thp_off_reason(void)
+{
+	static int checked;
+	static const char *why;
+
+	if (checked)
+		return why;
+	checked = 1;
+	if (sys_prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1)
+		return why = "thp: transparent huge pages are disabled for this process (prctl PR_SET_THP_DISABLE)";
+	if (sysfs_choice(THP_SYSFS "hugepages-2048kB/enabled", "never") == 1)
+		return why = "thp: transparent huge pages of 2 MiB are disabled (transparent_hugepage/hugepages-2048kB/enabled is never)";
+	if (sysfs_choice(THP_SYSFS "hugepages-2048kB/enabled", "inherit") == 0)
+		return why = NULL; /* always or madvise */
+	int never = sysfs_choice(THP_SYSFS "enabled", "never");
+	if (never < 0)
+		return why = "thp: this kernel has no transparent huge pages";
+	if (never)
+		return why = "thp: transparent huge pages are disabled (transparent_hugepage/enabled is never)";
+	return why = NULL;
+}
+
+enum exec_refusal { EXEC_OK, EXEC_MDWE_PRCTL, EXEC_MDWE_OTHER };
+
+/* Whether a copy can be made executable.  PR_SET_MDWE (Linux 6.3) refuses
+ * any mprotect that adds PROT_EXEC and is inherited across exec; systemd's
+ * MemoryDenyWriteExecute=yes does the same with a seccomp filter (EPERM),
+ * and a security module may refuse it as execmem (EACCES).  The kernel's
+ * own flag can be read; the others show only by trying, on one page of our
+ * own, before any text is copied. */
+static enum exec_refusal exec_copy_refused(void)
+{
+	static int checked;
+	static enum exec_refusal why;
+
+	if (checked)
+		return why;
+	checked = 1;
+	long mdwe = sys_prctl(TX_PR_GET_MDWE, 0, 0, 0, 0);
+	if (mdwe > 0 && (mdwe & TX_PR_MDWE_REFUSE_EXEC_GAIN))
+		return why = EXEC_MDWE_PRCTL;
+	long pg = sys_mmap(0, TX_PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pg < 0)
+		return why = EXEC_OK; /* no memory: the copy will say so */
+	long e = sys_mprotect((uint64_t)pg, TX_PAGE, PROT_READ | PROT_EXEC);
+	sys_munmap((uint64_t)pg, TX_PAGE);
+	return why = (e == -EPERM || e == -EACCES) ? EXEC_MDWE_OTHER : EXEC_OK;
 }
 
 static long pread_full(int fd, uint8_t *dst, uint64_t n, uint64_t off)
@@ -275,10 +335,11 @@ static void account(const struct huge_req *r, struct huge_result *res, uint64_t 
 	}
 }
 
-/* Copies the pieces [a, b) whose state is 0 into anonymous huge pages and
- * moves them into place; marks the ones that made it. */
-static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint64_t a, uint64_t b,
-			uint8_t *state, int hugetlb)
+/* Copies [a, b), pieces none of which is huge yet, into anonymous huge
+ * pages and moves them into place; marks in state[] (indexed from a) the
+ * ones that made it.  Returns -1 when copying should stop. */
+static int copy_chunk(const struct huge_req *r, struct huge_result *res, uint64_t a, uint64_t b,
+		      uint8_t *state, int hugetlb)
 {
 	static uint8_t hs[MAX_PIECES];
 	uint64_t len = b - a;
@@ -289,18 +350,14 @@ static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint6
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
 		if (t < 0) {
 			note(res, "hugetlb: not enough free pages in the reserved pool (vm.nr_hugepages)");
-			return;
+			return -1;
 		}
 		memset(hs, 1, len / TX_HUGE);
 	} else {
-		if (thp_disabled()) {
-			note(res, "thp: transparent huge pages are disabled (transparent_hugepage/enabled or prctl)");
-			return;
-		}
 		long raw = sys_mmap(0, len + TX_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (raw < 0) {
 			note(res, "thp: cannot allocate memory for the copy");
-			return;
+			return -1;
 		}
 		t = (long)tx_up((uint64_t)raw, TX_HUGE);
 		if (t > raw)
@@ -312,25 +369,29 @@ static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint6
 		    scan_huge((uint64_t)t, (uint64_t)t + len, hs) < 0) {
 			note(res, "thp: cannot fault in or verify huge pages for the copy");
 			sys_munmap((uint64_t)t, len);
-			return;
+			return -1;
 		}
 	}
+	/* A direct exec's text is file-backed and left out of core dumps
+	 * (coredump_filter's default 0x33 has no bit 2); so is its copy.
+	 * The flag moves with the pages in mremap. */
+	sys_madvise((uint64_t)t, len, TX_MADV_DONTDUMP);
 
-	int missed = 0;
+	int missed = 0, ret = 0;
 	for (uint64_t x = a; x < b;) {
-		uint64_t k = (x - a) / TX_HUGE;
-		if (state[k] || !hs[k]) {
-			missed |= !state[k];
+		if (!hs[(x - a) / TX_HUGE]) {
+			missed = 1;
 			x += TX_HUGE;
 			continue;
 		}
 		uint64_t y = x;
-		while (y < b && !state[(y - a) / TX_HUGE] && hs[(y - a) / TX_HUGE])
+		while (y < b && hs[(y - a) / TX_HUGE])
 			y += TX_HUGE;
 		uint8_t *src = (uint8_t *)(t + (long)(x - a));
 		if (fill(r, src, x, y) < 0 ||
 		    sys_mprotect((uint64_t)(uintptr_t)src, y - x, PROT_READ | PROT_EXEC) < 0) {
 			note(res, "copy: cannot read the program file");
+			ret = -1;
 			break;
 		}
 		if (!hugetlb)
@@ -339,6 +400,7 @@ static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint6
 		if (m < 0) {
 			note(res, hugetlb ? "hugetlb: cannot move the copy into place (mremap)"
 					  : "thp: cannot move the copy into place (mremap)");
+			ret = -1;
 			break;
 		}
 		for (uint64_t p = x; p < y; p += TX_HUGE)
@@ -351,6 +413,84 @@ static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint6
 	/* What was not moved is still in the temporary region. */
 	for (uint64_t x = a; x < b; x += TX_HUGE)
 		sys_munmap((uint64_t)t + (x - a), TX_HUGE);
+	return ret;
+}
+
+/* Copies are made and checked a chunk at a time, so that the memory limit
+ * is looked at again as the copy grows (the copy's pread also charges the
+ * file's page cache to our cgroup). */
+#define COPY_CHUNK (32UL << 20)
+/* What copies leave free below the tightest limit.  The program still has
+ * to start after us (heap, stack, its libraries' data and relocations: tens
+ * of MiB for large programs), and the kernel cannot reclaim anonymous
+ * copies without swap, while the 4 KiB file-backed text they would replace
+ * is reclaimable cache.  The usage figures count reclaimable cache too, so
+ * the true room is usually larger: the margin errs on the side of 4 KiB. */
+#define COPY_MARGIN (64UL << 20)
+
+static const char *const limit_note[] = {
+	[ML_NONE] = "thp: no memory left for copies",
+	[ML_CGROUP_V1] = "thp: the memory cgroup's limit (memory.limit_in_bytes) leaves no room for more copies",
+	[ML_CGROUP_V2] = "thp: the memory cgroup's limit (memory.max) leaves no room for more copies",
+	[ML_AVAILABLE] = "thp: too little memory available (MemAvailable) for more copies",
+};
+
+/* Why the copy strategy cannot work here at all, or NULL.  Checked before
+ * any memory is taken. */
+static const char *copy_refused(int hugetlb)
+{
+	const char *off = hugetlb ? NULL : thp_off_reason();
+	if (off)
+		return off;
+	switch (exec_copy_refused()) {
+	case EXEC_MDWE_PRCTL:
+		return hugetlb ? "hugetlb: MemoryDenyWriteExecute (prctl PR_SET_MDWE) forbids executable copies"
+			       : "thp: MemoryDenyWriteExecute (prctl PR_SET_MDWE) forbids executable copies";
+	case EXEC_MDWE_OTHER:
+		return hugetlb ? "hugetlb: MemoryDenyWriteExecute (a seccomp filter or security module) forbids executable copies"
+			       : "thp: MemoryDenyWriteExecute (a seccomp filter or security module) forbids executable copies";
+	case EXEC_OK:
+	default:
+		return NULL;
+	}
+}
+
+/* Copies the pieces [a, b) whose state is 0, in chunks of consecutive such
+ * pieces, while memory allows. */
+static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint64_t a, uint64_t b,
+			uint8_t *state, int hugetlb)
+{
+	const char *no = copy_refused(hugetlb);
+
+	if (no) {
+		note(res, no);
+		return;
+	}
+	for (uint64_t x = a; x < b;) {
+		if (state[(x - a) / TX_HUGE]) {
+			x += TX_HUGE;
+			continue;
+		}
+		uint64_t y = x;
+		while (y < b && y - x < COPY_CHUNK && !state[(y - a) / TX_HUGE])
+			y += TX_HUGE;
+		/* hugetlb pages come from the reserved pool, which is
+		 * outside both MemAvailable and (by default) memory cgroups. */
+		if (!hugetlb) {
+			struct memlimit ml;
+			memlimit_room(&ml);
+			uint64_t room = ml.room > COPY_MARGIN ? tx_down(ml.room - COPY_MARGIN, TX_HUGE) : 0;
+			if (y - x > room)
+				y = x + room;
+			if (y == x) {
+				note(res, limit_note[ml.by]);
+				return;
+			}
+		}
+		if (copy_chunk(r, res, x, y, state + (x - a) / TX_HUGE, hugetlb) < 0)
+			return;
+		x = y;
+	}
 }
 
 /* The zero-copy attempt on segment s's 2 MiB-aligned pieces [a, b). */
@@ -413,6 +553,88 @@ static void file_pieces(const struct huge_req *r, struct huge_result *res, const
 			note(res, "file: the page cache kept small pages for part of the text (in use elsewhere, or no large folios on this filesystem)");
 }
 
+/* ---- cooperation between starts of the same program ----
+ *
+ * Processes starting the same program at once after its cache was dropped
+ * would each fault it in: the first faults read 2 MiB folios (MADV_HUGEPAGE
+ * is set), but the readers race, small folios mapped by one process cannot
+ * be evicted by another (POSIX_FADV_DONTNEED skips mapped pages), and each
+ * falls back to a private copy: 20 starts of a 64 MiB program copied 58 MiB
+ * each.  So the file stage runs under flock(LOCK_EX) on the program's
+ * descriptor (flock needs only read access): one process converts the
+ * cache, the others wait, then find 2 MiB folios and map them with PMDs.
+ *
+ * The wait is bounded, because a program may flock its own binary (one
+ * instance at a time, say) for as long as it runs: we wait only while the
+ * holder visibly reads the text into the cache (the first page of a
+ * 2 MiB piece turns resident, by mincore), at most CONVERT_STALL_NS
+ * without progress and CONVERT_WAIT_NS in all, then go on without the lock
+ * (as before: the cache may then stay in small folios, and auto copies).
+ * 2 s reads about 256 MiB from a slow (~150 MB/s) disk; a holder that
+ * reads nothing for 50 ms is not converting (a 2 MiB read takes a few ms
+ * even from such a disk).  What remains: a start that gives up waiting
+ * may still take a private copy, and a self-locking program costs each
+ * later start up to 50 ms. */
+#define CONVERT_POLL_NS 5000000ULL
+#define CONVERT_STALL_NS 50000000ULL
+#define CONVERT_WAIT_NS 2000000000ULL
+
+static uint64_t mono_ns(void)
+{
+	struct tx_timespec ts;
+
+	sys_clock_gettime(TX_CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.sec * 1000000000ULL + (uint64_t)ts.nsec;
+}
+
+/* How many 2 MiB pieces of our mapping [a, b) of the file have their first
+ * page in the page cache (mincore sees the cache for file mappings, faulted
+ * in or not). */
+static uint64_t resident_pieces(uint64_t a, uint64_t b)
+{
+	uint64_t n = 0;
+	unsigned char v;
+
+	for (uint64_t p = a; p < b; p += TX_HUGE)
+		if (SC(__NR_mincore, p, TX_PAGE, &v, 0, 0, 0) == 0 && (v & 1))
+			n++;
+	return n;
+}
+
+/* Takes the conversion lock on fd, waiting as described above.  Returns 1
+ * when held (release with convert_unlock), 0 when going on without it. */
+static int convert_lock(int fd, uint64_t a, uint64_t b)
+{
+	static int gave_up;
+	long e = SC(__NR_flock, fd, TX_LOCK_EX | TX_LOCK_NB, 0, 0, 0, 0);
+
+	if (e == 0)
+		return 1;
+	if (e != -EWOULDBLOCK || gave_up)
+		return 0; /* no flock on this filesystem, or waited already */
+	uint64_t t0 = mono_ns(), seen = t0, had = resident_pieces(a, b);
+	for (;;) {
+		struct tx_timespec d = { 0, (long)CONVERT_POLL_NS };
+		SC(__NR_nanosleep, &d, 0, 0, 0, 0, 0);
+		if (SC(__NR_flock, fd, TX_LOCK_EX | TX_LOCK_NB, 0, 0, 0, 0) == 0)
+			return 1;
+		uint64_t now = mono_ns(), has = resident_pieces(a, b);
+		if (has != had)
+			had = has, seen = now;
+		if (now - seen > CONVERT_STALL_NS || now - t0 > CONVERT_WAIT_NS)
+			break;
+	}
+	gave_up = 1;
+	return 0;
+}
+
+/* Before the program starts: the lock belongs to the open file, which the
+ * program may inherit (AT_EXECFD). */
+static void convert_unlock(int fd)
+{
+	SC(__NR_flock, fd, TX_LOCK_UN, 0, 0, 0, 0);
+}
+
 void huge_apply(const struct huge_req *r, struct huge_result *res)
 {
 	static uint8_t state[MAX_PIECES];
@@ -433,6 +655,18 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 			layout_outer(r->segs, r->nsegs, i, r->lim_lo, r->lim_hi, &oa, &ob);
 		else
 			oa = a, ob = b;
+		/* Only file-backed text is worth huge pages: what lies past
+		 * p_filesz is zero fill, which the kernel leaves untouched
+		 * until used.  Copying it would let a file of a few bytes make
+		 * us allocate up to p_memsz (a 1 GiB zero-fill cost 1 GiB of
+		 * RSS); it stays ordinary anonymous memory. */
+		uint64_t fend = tx_up(s->vaddr + s->filesz, TX_PAGE);
+		if (fend > s->own_hi)
+			fend = s->own_hi;
+		if (b > tx_down(fend, TX_HUGE))
+			b = tx_down(fend, TX_HUGE);
+		if (ob > tx_up(fend, TX_HUGE))
+			ob = tx_up(fend, TX_HUGE);
 		if (oa >= ob)
 			continue;
 		if (a >= b)
@@ -448,15 +682,16 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 		memset(state, 0, (ob - oa) / TX_HUGE);
 
 		if (st == ST_AUTO || st == ST_FILE) {
-			uint64_t own_file_hi = tx_up(s->vaddr + s->filesz, TX_PAGE);
-			if (own_file_hi > s->own_hi)
-				own_file_hi = s->own_hi;
-			if (s->own_lo < own_file_hi)
-				sys_madvise(s->own_lo, own_file_hi - s->own_lo, MADV_HUGEPAGE);
-			if (!layout_file_congruent(s))
+			if (s->own_lo < fend)
+				sys_madvise(s->own_lo, fend - s->own_lo, MADV_HUGEPAGE);
+			if (!layout_file_congruent(s)) {
 				note(res, "file: text is not placed congruent to its file offset modulo 2 MiB");
-			else if (a < b)
+			} else if (a < b) {
+				int locked = convert_lock(r->fd, a, b);
 				file_pieces(r, res, s, a, b, state + (a - oa) / TX_HUGE);
+				if (locked)
+					convert_unlock(r->fd);
+			}
 		}
 		if (st == ST_AUTO || st == ST_THP || st == ST_HUGETLB) {
 			int any = 0;
