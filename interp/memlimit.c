@@ -12,6 +12,19 @@
 #include "rt.h"
 #include "sys.h"
 
+/* Where a cgroup version keeps its files.  memory.stat's hierarchical
+ * inactive file count is "total_inactive_file" in v1 and "inactive_file"
+ * in v2. */
+struct cg_files {
+	const char *base, *limit, *usage, *inactive;
+};
+static const struct cg_files cg_v1 = { "/sys/fs/cgroup/memory", "memory.limit_in_bytes",
+				       "memory.usage_in_bytes", "total_inactive_file" };
+static const struct cg_files cg_v2 = { "/sys/fs/cgroup", "memory.max", "memory.current",
+				       "inactive_file" };
+static const struct cg_files cg_v2_hybrid = { "/sys/fs/cgroup/unified", "memory.max",
+					      "memory.current", "inactive_file" };
+
 static long read_text(const char *path, char *b, unsigned long n)
 {
 	int fd = (int)sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
@@ -83,37 +96,60 @@ int memlimit_cgroup_path(const char *text, char *out, unsigned long n)
 	return found;
 }
 
-/* limit - usage of the group at base + path[0..len), UINT64_MAX when it
- * cannot be read. */
-static uint64_t group_room(const char *base, const char *path, size_t len, const char *lim,
-			   const char *use)
+/* The value of "key value" line `key` in text, or 0. */
+static uint64_t stat_field(const char *text, const char *key)
 {
-	static char p[4096 + 64];
+	uint64_t v = 0;
+
+	for (const char *l = text; *l; l++) {
+		if (l != text && l[-1] != '\n')
+			continue;
+		const char *p = tx_skip(l, key);
+		if (p && *p == ' ' && parse_u64(p + 1, &v) == 0)
+			return v;
+	}
+	return 0;
+}
+
+/* limit - usage + inactive file cache of the group at base +
+ * path[0..len), UINT64_MAX when it cannot be read.  The usage counts the
+ * page cache read by the group, which fills any group up to its limit over
+ * time; the inactive part of it is what reclaim takes first, so it counts
+ * as room (the active part, which holds the text being run, does not). */
+static uint64_t group_room(const struct cg_files *f, const char *path, size_t len)
+{
+	static char p[4096 + 64], st[8192];
 	char b[64];
-	size_t bl = strlen(base), ll = strlen(lim), ul = strlen(use);
+	size_t bl = strlen(f->base);
 	uint64_t l, u;
 
-	if (bl + len + 1 + (ll > ul ? ll : ul) + 1 > sizeof(p))
+	if (bl + len + 32 > sizeof(p))
 		return UINT64_MAX;
-	memcpy(p, base, bl);
+	memcpy(p, f->base, bl);
 	memcpy(p + bl, path, len);
 	p[bl + len] = '/';
-	memcpy(p + bl + len + 1, lim, ll + 1);
+	char *name = p + bl + len + 1;
+	memcpy(name, f->limit, strlen(f->limit) + 1);
 	if (read_text(p, b, sizeof(b)) <= 0 || parse_u64(b, &l) < 0)
 		return UINT64_MAX;
-	memcpy(p + bl + len + 1, use, ul + 1);
+	memcpy(name, f->usage, strlen(f->usage) + 1);
 	if (read_text(p, b, sizeof(b)) <= 0 || parse_u64(b, &u) < 0)
 		return UINT64_MAX;
+	memcpy(name, "memory.stat", sizeof("memory.stat"));
+	uint64_t inactive = read_text(p, st, sizeof(st)) > 0 ? stat_field(st, f->inactive) : 0;
+	if (inactive > u)
+		inactive = u;
+	u -= inactive;
 	return l > u ? l - u : 0;
 }
 
 /* The smallest room of the group at path and all its ancestors. */
-static uint64_t tree_room(const char *base, const char *path, const char *lim, const char *use)
+static uint64_t tree_room(const struct cg_files *f, const char *path)
 {
 	uint64_t room = UINT64_MAX;
 
 	for (size_t len = strlen(path);;) {
-		uint64_t r = group_room(base, path, len, lim, use);
+		uint64_t r = group_room(f, path, len);
 		if (r < room)
 			room = r;
 		if (len == 0)
@@ -157,12 +193,12 @@ void memlimit_room(struct memlimit *m)
 	m->room = UINT64_MAX;
 	m->by = ML_NONE;
 	if (v == 1) {
-		r = tree_room("/sys/fs/cgroup/memory", path, "memory.limit_in_bytes", "memory.usage_in_bytes");
+		r = tree_room(&cg_v1, path);
 		if (r < m->room)
 			m->room = r, m->by = ML_CGROUP_V1;
 	} else if (v == 2) {
-		r = tree_room("/sys/fs/cgroup", path, "memory.max", "memory.current");
-		uint64_t h = tree_room("/sys/fs/cgroup/unified", path, "memory.max", "memory.current");
+		r = tree_room(&cg_v2, path);
+		uint64_t h = tree_room(&cg_v2_hybrid, path);
 		if (h < r)
 			r = h;
 		if (r < m->room)

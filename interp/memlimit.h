@@ -1,7 +1,7 @@
 /* How much memory the loader may still take for copies of the text without
  * pushing the process into its memory cgroup's limit (the OOM killer) or the
  * machine into reclaim: the smallest of every enclosing cgroup's
- * limit - usage and of /proc/meminfo's MemAvailable.
+ * limit - (usage - inactive file cache) and of /proc/meminfo's MemAvailable.
  *
  * Reads files only; never prints. */
 #pragma once
@@ -10,8 +10,8 @@
 
 enum memlimit_by {
 	ML_NONE,      /* nothing known limits us */
-	ML_CGROUP_V1, /* a memory cgroup v1: memory.limit_in_bytes - memory.usage_in_bytes */
-	ML_CGROUP_V2, /* a cgroup v2: memory.max - memory.current */
+	ML_CGROUP_V1, /* a memory cgroup v1: memory.limit_in_bytes, memory.usage_in_bytes */
+	ML_CGROUP_V2, /* a cgroup v2: memory.max, memory.current */
 	ML_AVAILABLE, /* the machine: MemAvailable */
 };
 
