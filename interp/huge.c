@@ -33,6 +33,8 @@
 #define TX_PR_GET_MDWE 66 /* Linux 6.3 */
 #define TX_PR_MDWE_REFUSE_EXEC_GAIN 1
 #define TX_MADV_DONTDUMP 16
+#define TX_MFD_CLOEXEC 1U
+#define TX_MFD_HUGETLB 4U
 #define TX_LOCK_EX 2
 #define TX_LOCK_NB 4
 #define TX_LOCK_UN 8
@@ -335,68 +337,145 @@ static void account(const struct huge_req *r, struct huge_result *res, uint64_t 
 	}
 }
 
-/* Copies [a, b), pieces none of which is huge yet, into anonymous huge
- * pages and moves them into place; marks in state[] (indexed from a) the
- * ones that made it.  Returns -1 when copying should stop. */
+/* How a copy becomes executable.  Normally the copy is anonymous memory,
+ * filled, then mprotect'ed to read+execute.  Under MemoryDenyWriteExecute
+ * that mprotect is refused, but mapping a file read+execute is not: the
+ * copy is then a memfd (hugetlb, or shmem where shmem THP is allowed),
+ * filled through one mapping and mapped again read+execute. */
+enum copy_route { ROUTE_MPROTECT, ROUTE_MEMFD };
+
+struct copy_buf {
+	uint64_t w, x; /* the writable view, and the one moved into place */
+	int fd;        /* the memfd, or -1 */
+};
+
+/* len bytes of address space at a 2 MiB boundary, PROT_NONE; 0 if none. */
+static uint64_t reserve_aligned(uint64_t len)
+{
+	long raw = sys_mmap(0, len + TX_HUGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (raw < 0)
+		return 0;
+	uint64_t t = tx_up((uint64_t)raw, TX_HUGE);
+	if (t > (uint64_t)raw)
+		sys_munmap((uint64_t)raw, t - (uint64_t)raw);
+	if ((uint64_t)raw + TX_HUGE > t)
+		sys_munmap(t + len, (uint64_t)raw + TX_HUGE - t);
+	return t;
+}
+
+/* Maps len bytes of memory for a copy at cb->w, read+write, faulted in,
+ * and marks in hs[] the 2 MiB pieces that are huge. */
+static const char *copy_alloc(struct copy_buf *cb, uint64_t len, int hugetlb, enum copy_route route,
+			      uint8_t *hs)
+{
+	const char *no_mem = hugetlb ? "hugetlb: not enough free pages in the reserved pool (vm.nr_hugepages)"
+				     : "thp: cannot allocate memory for the copy";
+	long m;
+
+	cb->fd = -1;
+	cb->w = cb->x = reserve_aligned(len);
+	if (!cb->w)
+		return no_mem;
+	if (route == ROUTE_MEMFD) {
+		cb->fd = (int)SC(__NR_memfd_create, "tiexec", TX_MFD_CLOEXEC | (hugetlb ? TX_MFD_HUGETLB | MAP_HUGE_2MB : 0), 0, 0, 0, 0);
+		if (cb->fd < 0 || SC(__NR_ftruncate, cb->fd, len, 0, 0, 0, 0) < 0)
+			return no_mem;
+		m = sys_mmap(cb->w, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, cb->fd, 0);
+	} else if (hugetlb) {
+		m = sys_mmap(cb->w, len, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
+	} else {
+		m = sys_mmap(cb->w, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	}
+	if (m < 0)
+		return no_mem;
+	if (hugetlb) {
+		memset(hs, 1, len / TX_HUGE);
+		return populate(cb->w, len, 1) < 0 ? no_mem : NULL;
+	}
+	if (sys_madvise(cb->w, len, MADV_HUGEPAGE) < 0 || populate(cb->w, len, 1) < 0 ||
+	    scan_huge(cb->w, cb->w + len, hs) < 0)
+		return "thp: cannot fault in or verify huge pages for the copy";
+	return NULL;
+}
+
+/* Makes the filled copy read+execute at cb->x. */
+static long copy_seal(struct copy_buf *cb, uint64_t len, int hugetlb, uint8_t *hs)
+{
+	if (cb->fd < 0)
+		return sys_mprotect(cb->x, len, PROT_READ | PROT_EXEC);
+	uint64_t x = reserve_aligned(len);
+	if (!x)
+		return -ENOMEM;
+	long m = sys_mmap(x, len, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED, cb->fd, 0);
+	if (m < 0) {
+		sys_munmap(x, len);
+		return m;
+	}
+	sys_munmap(cb->w, len);
+	cb->w = cb->x = x;
+	if (hugetlb)
+		return 0;
+	/* Our own second view of the same folios: PMD-mapped when huge. */
+	static uint8_t hx[MAX_PIECES];
+	if (populate(x, len, 0) < 0 || scan_huge(x, x + len, hx) < 0)
+		return -EFAULT;
+	for (uint64_t k = 0; k < len / TX_HUGE; k++)
+		hs[k] &= hx[k];
+	return 0;
+}
+
+/* Copies [a, b), pieces none of which is huge yet, into huge pages and
+ * moves them into place; marks in state[] (indexed from a) the ones that
+ * made it.  The 4 KiB mapping of a piece is replaced only by a complete,
+ * verified copy.  Returns -1 when copying should stop. */
 static int copy_chunk(const struct huge_req *r, struct huge_result *res, uint64_t a, uint64_t b,
-		      uint8_t *state, int hugetlb)
+		      uint8_t *state, int hugetlb, enum copy_route route)
 {
 	static uint8_t hs[MAX_PIECES];
 	uint64_t len = b - a;
-	long t;
+	struct copy_buf cb;
+	int missed = 0, ret = 0;
+	const char *why = copy_alloc(&cb, len, hugetlb, route, hs);
 
-	if (hugetlb) {
-		t = sys_mmap(0, len, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
-		if (t < 0) {
-			note(res, "hugetlb: not enough free pages in the reserved pool (vm.nr_hugepages)");
-			return -1;
+	if (why) {
+		note(res, why);
+		ret = -1;
+		goto out;
+	}
+	/* Fill the huge pieces. */
+	for (uint64_t x = a; x < b; x += TX_HUGE) {
+		uint64_t k = (x - a) / TX_HUGE;
+		missed |= !hs[k];
+		if (hs[k] && fill(r, (uint8_t *)(uintptr_t)(cb.w + (x - a)), x, x + TX_HUGE) < 0) {
+			note(res, "copy: cannot read the program file");
+			ret = -1;
+			goto out;
 		}
-		memset(hs, 1, len / TX_HUGE);
-	} else {
-		long raw = sys_mmap(0, len + TX_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (raw < 0) {
-			note(res, "thp: cannot allocate memory for the copy");
-			return -1;
-		}
-		t = (long)tx_up((uint64_t)raw, TX_HUGE);
-		if (t > raw)
-			sys_munmap((uint64_t)raw, (uint64_t)(t - raw));
-		if ((uint64_t)raw + TX_HUGE > (uint64_t)t)
-			sys_munmap((uint64_t)t + len, (uint64_t)raw + TX_HUGE - (uint64_t)t);
-		if (sys_madvise((uint64_t)t, len, MADV_HUGEPAGE) < 0 ||
-		    populate((uint64_t)t, len, 1) < 0 ||
-		    scan_huge((uint64_t)t, (uint64_t)t + len, hs) < 0) {
-			note(res, "thp: cannot fault in or verify huge pages for the copy");
-			sys_munmap((uint64_t)t, len);
-			return -1;
-		}
+	}
+	if (copy_seal(&cb, len, hugetlb, hs) < 0) {
+		note(res, "copy: cannot make the copy executable");
+		ret = -1;
+		goto out;
 	}
 	/* A direct exec's text is file-backed and left out of core dumps
 	 * (coredump_filter's default 0x33 has no bit 2); so is its copy.
 	 * The flag moves with the pages in mremap. */
-	sys_madvise((uint64_t)t, len, TX_MADV_DONTDUMP);
+	sys_madvise(cb.x, len, TX_MADV_DONTDUMP);
+	if (!hugetlb && cb.fd < 0)
+		name_region(cb.x, len, r->name);
 
-	int missed = 0, ret = 0;
+	/* Move runs of huge pieces over the 4 KiB mapping. */
 	for (uint64_t x = a; x < b;) {
 		if (!hs[(x - a) / TX_HUGE]) {
-			missed = 1;
 			x += TX_HUGE;
 			continue;
 		}
 		uint64_t y = x;
 		while (y < b && hs[(y - a) / TX_HUGE])
 			y += TX_HUGE;
-		uint8_t *src = (uint8_t *)(t + (long)(x - a));
-		if (fill(r, src, x, y) < 0 ||
-		    sys_mprotect((uint64_t)(uintptr_t)src, y - x, PROT_READ | PROT_EXEC) < 0) {
-			note(res, "copy: cannot read the program file");
-			ret = -1;
-			break;
-		}
-		if (!hugetlb)
-			name_region((uint64_t)(uintptr_t)src, y - x, r->name);
-		long m = SC(__NR_mremap, src, y - x, y - x, MREMAP_MAYMOVE | MREMAP_FIXED, x, 0);
+		long m = SC(__NR_mremap, cb.x + (x - a), y - x, y - x, MREMAP_MAYMOVE | MREMAP_FIXED, x, 0);
 		if (m < 0) {
 			note(res, hugetlb ? "hugetlb: cannot move the copy into place (mremap)"
 					  : "thp: cannot move the copy into place (mremap)");
@@ -410,15 +489,22 @@ static int copy_chunk(const struct huge_req *r, struct huge_result *res, uint64_
 	}
 	if (missed && !hugetlb)
 		note(res, "thp: the kernel gave small pages for part of the copy (memory fragmented?)");
+out:
 	/* What was not moved is still in the temporary region. */
-	for (uint64_t x = a; x < b; x += TX_HUGE)
-		sys_munmap((uint64_t)t + (x - a), TX_HUGE);
+	if (cb.x)
+		for (uint64_t x = a; x < b; x += TX_HUGE)
+			if (!state[(x - a) / TX_HUGE])
+				sys_munmap(cb.x + (x - a), TX_HUGE);
+	if (cb.w != cb.x)
+		sys_munmap(cb.w, len);
+	if (cb.fd >= 0)
+		sys_close(cb.fd);
 	return ret;
 }
 
-/* Copies are made and checked a chunk at a time, so that the memory limit
- * is looked at again as the copy grows (the copy's pread also charges the
- * file's page cache to our cgroup). */
+/* Where memory is short, copies are made and checked a chunk at a time, so
+ * that the limit is looked at again as the copy grows (the copy's pread
+ * also charges the file's page cache to our cgroup). */
 #define COPY_CHUNK (32UL << 20)
 /* What copies leave free below the tightest limit.  The program still has
  * to start after us (heap, stack, its libraries' data and relocations: tens
@@ -435,24 +521,38 @@ static const char *const limit_note[] = {
 	[ML_AVAILABLE] = "thp: too little memory available (MemAvailable) for more copies",
 };
 
-/* Why the copy strategy cannot work here at all, or NULL.  Checked before
- * any memory is taken. */
-static const char *copy_refused(int hugetlb)
+/* Whether shmem (a memfd) can be given 2 MiB folios: the per-size switch
+ * (Linux 6.11), or the top-level one when that says "inherit" or is
+ * missing; "advise" is satisfied by our MADV_HUGEPAGE. */
+static int shmem_thp_allowed(void)
+{
+	int pmd_never = sysfs_choice(THP_SYSFS "hugepages-2048kB/shmem_enabled", "never");
+	if (pmd_never == 1)
+		return 0;
+	if (pmd_never == 0 && sysfs_choice(THP_SYSFS "hugepages-2048kB/shmem_enabled", "inherit") == 0)
+		return 1;
+	return sysfs_choice(THP_SYSFS "shmem_enabled", "never") == 0 &&
+	       sysfs_choice(THP_SYSFS "shmem_enabled", "deny") == 0;
+}
+
+/* Why the copy strategy cannot work here at all, or NULL and how copies
+ * become executable.  Checked before any memory is taken. */
+static const char *copy_refused(int hugetlb, enum copy_route *route)
 {
 	const char *off = hugetlb ? NULL : thp_off_reason();
+	enum exec_refusal ex = exec_copy_refused();
+
+	*route = ROUTE_MPROTECT;
 	if (off)
 		return off;
-	switch (exec_copy_refused()) {
-	case EXEC_MDWE_PRCTL:
-		return hugetlb ? "hugetlb: MemoryDenyWriteExecute (prctl PR_SET_MDWE) forbids executable copies"
-			       : "thp: MemoryDenyWriteExecute (prctl PR_SET_MDWE) forbids executable copies";
-	case EXEC_MDWE_OTHER:
-		return hugetlb ? "hugetlb: MemoryDenyWriteExecute (a seccomp filter or security module) forbids executable copies"
-			       : "thp: MemoryDenyWriteExecute (a seccomp filter or security module) forbids executable copies";
-	case EXEC_OK:
-	default:
+	if (ex == EXEC_OK)
 		return NULL;
-	}
+	*route = ROUTE_MEMFD;
+	if (hugetlb || shmem_thp_allowed())
+		return NULL;
+	return ex == EXEC_MDWE_PRCTL
+		       ? "thp: MemoryDenyWriteExecute (prctl PR_SET_MDWE) forbids executable copies, and shmem THP is off (transparent_hugepage/shmem_enabled)"
+		       : "thp: MemoryDenyWriteExecute (a seccomp filter or security module) forbids executable copies, and shmem THP is off (transparent_hugepage/shmem_enabled)";
 }
 
 /* Copies the pieces [a, b) whose state is 0, in chunks of consecutive such
@@ -460,7 +560,8 @@ static const char *copy_refused(int hugetlb)
 static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint64_t a, uint64_t b,
 			uint8_t *state, int hugetlb)
 {
-	const char *no = copy_refused(hugetlb);
+	enum copy_route route;
+	const char *no = copy_refused(hugetlb, &route);
 
 	if (no) {
 		note(res, no);
@@ -472,7 +573,7 @@ static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint6
 			continue;
 		}
 		uint64_t y = x;
-		while (y < b && y - x < COPY_CHUNK && !state[(y - a) / TX_HUGE])
+		while (y < b && !state[(y - a) / TX_HUGE])
 			y += TX_HUGE;
 		/* hugetlb pages come from the reserved pool, which is
 		 * outside both MemAvailable and (by default) memory cgroups. */
@@ -480,6 +581,10 @@ static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint6
 			struct memlimit ml;
 			memlimit_room(&ml);
 			uint64_t room = ml.room > COPY_MARGIN ? tx_down(ml.room - COPY_MARGIN, TX_HUGE) : 0;
+			/* Room for the copy and the page cache it reads:
+			 * one piece of work, one mapping.  Else in steps. */
+			if (room / 2 < y - x && y - x > COPY_CHUNK)
+				y = x + COPY_CHUNK;
 			if (y - x > room)
 				y = x + room;
 			if (y == x) {
@@ -487,7 +592,7 @@ static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint6
 				return;
 			}
 		}
-		if (copy_chunk(r, res, x, y, state + (x - a) / TX_HUGE, hugetlb) < 0)
+		if (copy_chunk(r, res, x, y, state + (x - a) / TX_HUGE, hugetlb, route) < 0)
 			return;
 		x = y;
 	}

@@ -5,7 +5,10 @@
 # could not do and why.
 load test_helper
 
-THP2M=/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled
+THP=/sys/kernel/mm/transparent_hugepage
+THP2M=$THP/hugepages-2048kB/enabled
+# Settings a test may change; teardown puts them back.
+SAVED=("$THP2M" "$THP/shmem_enabled" "$THP/hugepages-2048kB/shmem_enabled" /proc/sys/vm/nr_hugepages)
 
 setup_file() {
 	[ "$(id -u)" = 0 ] || return 0
@@ -20,7 +23,10 @@ setup_file() {
 	"$D/zerofill" "$D/zerofill-1g" 1024
 	chmod +x "$D/zerofill-1g"
 	sync "$D"/big*
-	if [ -f "$THP2M" ]; then cat "$THP2M" >"$D/thp-2m"; fi
+	local i
+	for i in "${!SAVED[@]}"; do
+		if [ -f "${SAVED[$i]}" ]; then cat "${SAVED[$i]}" >"$D/saved.$i"; fi
+	done
 }
 
 setup() {
@@ -33,9 +39,12 @@ setup() {
 teardown() {
 	[ "$(id -u)" = 0 ] || return 0
 	# Restore whatever a test changed, even when it failed.
-	if [ -f "$D/thp-2m" ]; then
-		sed -n 's/.*\[\(.*\)\].*/\1/p' "$D/thp-2m" >"$THP2M"
-	fi
+	local i
+	for i in "${!SAVED[@]}"; do
+		[ -f "$D/saved.$i" ] || continue
+		# "always [madvise] never" -> madvise; a number stays a number
+		sed 's/.*\[\(.*\)\].*/\1/' "$D/saved.$i" >"${SAVED[$i]}"
+	done
 	if [ -n "${CPID:-}" ]; then
 		kill "$CPID" 2>/dev/null || true
 		wait "$CPID" 2>/dev/null || true
@@ -70,7 +79,16 @@ mdwe_supported() {
 		skip_unsupported "cannot set MemoryDenyWriteExecute by $1 (PR_SET_MDWE is Linux 6.3)"
 }
 
+# shmem_off: no 2 MiB folios for shmem, so that the memfd route is closed too.
+shmem_off() {
+	echo never >"$THP/shmem_enabled"
+	if [ -f "$THP/hugepages-2048kB/shmem_enabled" ]; then
+		echo inherit >"$THP/hugepages-2048kB/shmem_enabled"
+	fi
+}
+
 @test "MemoryDenyWriteExecute: thp names it before copying anything, the program runs" {
+	shmem_off
 	want=$(sum_of "$("$D/big-pie" loop 10)")
 	for how in prctl seccomp; do
 		mdwe_supported $how
@@ -80,7 +98,7 @@ mdwe_supported() {
 		prctl) by="prctl PR_SET_MDWE" ;;
 		seccomp) by="a seccomp filter or security module" ;;
 		esac
-		[[ "$output" == *"tiexec: '$D/big-pie': thp: MemoryDenyWriteExecute ($by) forbids executable copies"* ]]
+		[[ "$output" == *"tiexec: '$D/big-pie': thp: MemoryDenyWriteExecute ($by) forbids executable copies, and shmem THP is off (transparent_hugepage/shmem_enabled)"* ]]
 		[[ "$output" != *"cannot read the program file"* ]]
 		[[ "$output" == *"0.0 of 64.0 MiB text on 2 MiB pages (file 0.0, thp 0.0)"* ]]
 		# No copy was made: the peak stays far below the 64 MiB of text.
@@ -88,6 +106,26 @@ mdwe_supported() {
 		[ "$(peak_kb "$output")" -lt 32768 ]
 		[ "$(sum_of "$output")" = "$want" ]
 		[ "$status" -eq 0 ]
+	done
+}
+
+@test "MemoryDenyWriteExecute: hugetlb, and thp where shmem THP is allowed, copy through a memfd" {
+	want=$(sum_of "$("$D/big-pie" loop 2000)")
+	echo 40 >/proc/sys/vm/nr_hugepages
+	[ "$(cat /proc/sys/vm/nr_hugepages)" -ge 33 ] ||
+		skip_unsupported "could not reserve 33 huge pages (memory fragmented)"
+	echo advise >"$THP/shmem_enabled"
+	for how in prctl seccomp; do
+		mdwe_supported $how
+		for s in hugetlb thp; do
+			run_t "$D/mdwe" $how "$TIEXEC" -v --strategy=$s "$D/big-pie" loop 2000
+			echo "$how $s: status $status"
+			[[ "$output" != *"MemoryDenyWriteExecute"* ]]
+			[[ "$output" != *"copy: "* ]]
+			[[ "$output" == *"tiexec: '$D/big-pie': 64.0 of 64.0 MiB text on 2 MiB pages"* ]]
+			[ "$(sum_of "$output")" = "$want" ]
+			[ "$status" -eq 0 ]
+		done
 	done
 }
 
