@@ -6,11 +6,19 @@
  *            with PMDs.  Zero copy, shared by every process.  Pieces whose
  *            cache holds small folios get MADV_COLLAPSE (kernels with
  *            CONFIG_READ_ONLY_THP_FOR_FS) or are evicted and faulted again.
+ *            Concurrent starts of one program take turns (flock), so that
+ *            one converts the cache and the others map it.
  *   thp      anonymous memory with MADV_HUGEPAGE, filled with pread, made
  *            read+execute and moved over the piece with mremap.  The old
  *            mapping stays until the copy is complete and known to be on huge
  *            pages, so a failure leaves the 4 KiB mapping untouched.
  *   hugetlb  the same from the reserved pool (MAP_HUGETLB).
+ *
+ * Copies cover only file-backed text (never zero fill), are left out of
+ * core dumps, stay within the memory cgroup's headroom (memlimit.c), and
+ * are not attempted at all when the system would refuse them (thpenv.c:
+ * THP switches, MemoryDenyWriteExecute); under MemoryDenyWriteExecute a
+ * copy is a memfd mapped read+execute where hugetlb or shmem THP allow.
  *
  * PAGEMAP_SCAN (Linux 6.7) tells which pieces really ended up huge. */
 #include "huge.h"
@@ -21,6 +29,7 @@
 #include "memlimit.h"
 #include "rt.h"
 #include "sys.h"
+#include "thpenv.h"
 
 /* TX_COMPAT=1 builds a test-only loader that behaves as on kernels before
  * 5.14/6.7: no MADV_POPULATE_*, no PAGEMAP_SCAN. */
@@ -30,8 +39,6 @@
 #define MAX_PIECES 8192 /* 16 GiB of text per segment; more stays on 4 KiB */
 
 /* Kernel interfaces newer than Debian 12's uapi headers, or used only here. */
-#define TX_PR_GET_MDWE 66 /* Linux 6.3 */
-#define TX_PR_MDWE_REFUSE_EXEC_GAIN 1
 #define TX_MADV_DONTDUMP 16
 #define TX_MFD_CLOEXEC 1U
 #define TX_MFD_HUGETLB 4U
@@ -185,83 +192,6 @@ static long populate(uint64_t a, uint64_t len, int write)
 			(void)*q;
 	}
 	return 0;
-}
-
-/* Whether the first word in brackets of a sysfs choice file, e.g.
- * "always [madvise] never", is `word`.  -1 when the file cannot be read. */
-static int sysfs_choice(const char *path, const char *word)
-{
-	char b[128];
-	int fd = (int)sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -1;
-	long n = sys_read(fd, b, sizeof(b) - 1);
-	sys_close(fd);
-	b[n > 0 ? n : 0] = '\0';
-	for (char *p = b; *p; p++) {
-		if (*p != '[')
-			continue;
-		const char *e = tx_skip(p + 1, word);
-		return e && *e == ']';
-	}
-	return -1;
-}
-
-#define THP_SYSFS "/sys/kernel/mm/transparent_hugepage/"
-
-/* Why anonymous THP cannot give us 2 MiB pages, or NULL if it can.  Asked
- * before anything is copied: a copy that cannot be huge is wasted work.
- * Since Linux 6.8 (mTHP) each size has its own switch; "inherit" defers
- * to the top-level one, anything else overrides it (for "madvise" our
- * MADV_HUGEPAGE is enough). */
-static const char *thp_off_reason(void)
-{
-	static int checked;
-	static const char *why;
-
-	if (checked)
-		return why;
-	checked = 1;
-	if (sys_prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1)
-		return why = "thp: transparent huge pages are disabled for this process (prctl PR_SET_THP_DISABLE)";
-	if (sysfs_choice(THP_SYSFS "hugepages-2048kB/enabled", "never") == 1)
-		return why = "thp: transparent huge pages of 2 MiB are disabled (transparent_hugepage/hugepages-2048kB/enabled is never)";
-	if (sysfs_choice(THP_SYSFS "hugepages-2048kB/enabled", "inherit") == 0)
-		return why = NULL; /* always or madvise */
-	int never = sysfs_choice(THP_SYSFS "enabled", "never");
-	if (never < 0)
-		return why = "thp: this kernel has no transparent huge pages";
-	if (never)
-		return why = "thp: transparent huge pages are disabled (transparent_hugepage/enabled is never)";
-	return why = NULL;
-}
-
-enum exec_refusal { EXEC_OK, EXEC_MDWE_PRCTL, EXEC_MDWE_OTHER };
-
-/* Whether a copy can be made executable.  PR_SET_MDWE (Linux 6.3) refuses
- * any mprotect that adds PROT_EXEC and is inherited across exec; systemd's
- * MemoryDenyWriteExecute=yes does the same with a seccomp filter (EPERM),
- * and a security module may refuse it as execmem (EACCES).  The kernel's
- * own flag can be read; the others show only by trying, on one page of our
- * own, before any text is copied. */
-static enum exec_refusal exec_copy_refused(void)
-{
-	static int checked;
-	static enum exec_refusal why;
-
-	if (checked)
-		return why;
-	checked = 1;
-	long mdwe = sys_prctl(TX_PR_GET_MDWE, 0, 0, 0, 0);
-	if (mdwe > 0 && (mdwe & TX_PR_MDWE_REFUSE_EXEC_GAIN))
-		return why = EXEC_MDWE_PRCTL;
-	long pg = sys_mmap(0, TX_PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (pg < 0)
-		return why = EXEC_OK; /* no memory: the copy will say so */
-	long e = sys_mprotect((uint64_t)pg, TX_PAGE, PROT_READ | PROT_EXEC);
-	sys_munmap((uint64_t)pg, TX_PAGE);
-	return why = (e == -EPERM || e == -EACCES) ? EXEC_MDWE_OTHER : EXEC_OK;
 }
 
 static long pread_full(int fd, uint8_t *dst, uint64_t n, uint64_t off)
@@ -521,26 +451,12 @@ static const char *const limit_note[] = {
 	[ML_AVAILABLE] = "thp: too little memory available (MemAvailable) for more copies",
 };
 
-/* Whether shmem (a memfd) can be given 2 MiB folios: the per-size switch
- * (Linux 6.11), or the top-level one when that says "inherit" or is
- * missing; "advise" is satisfied by our MADV_HUGEPAGE. */
-static int shmem_thp_allowed(void)
-{
-	int pmd_never = sysfs_choice(THP_SYSFS "hugepages-2048kB/shmem_enabled", "never");
-	if (pmd_never == 1)
-		return 0;
-	if (pmd_never == 0 && sysfs_choice(THP_SYSFS "hugepages-2048kB/shmem_enabled", "inherit") == 0)
-		return 1;
-	return sysfs_choice(THP_SYSFS "shmem_enabled", "never") == 0 &&
-	       sysfs_choice(THP_SYSFS "shmem_enabled", "deny") == 0;
-}
-
 /* Why the copy strategy cannot work here at all, or NULL and how copies
  * become executable.  Checked before any memory is taken. */
 static const char *copy_refused(int hugetlb, enum copy_route *route)
 {
-	const char *off = hugetlb ? NULL : thp_off_reason();
-	enum exec_refusal ex = exec_copy_refused();
+	const char *off = hugetlb ? NULL : thpenv_thp_off();
+	enum exec_refusal ex = thpenv_exec_refusal();
 
 	*route = ROUTE_MPROTECT;
 	if (off)
@@ -548,7 +464,7 @@ static const char *copy_refused(int hugetlb, enum copy_route *route)
 	if (ex == EXEC_OK)
 		return NULL;
 	*route = ROUTE_MEMFD;
-	if (hugetlb || shmem_thp_allowed())
+	if (hugetlb || thpenv_shmem_thp())
 		return NULL;
 	return ex == EXEC_MDWE_PRCTL
 		       ? "thp: MemoryDenyWriteExecute (prctl PR_SET_MDWE) forbids executable copies, and shmem THP is off (transparent_hugepage/shmem_enabled)"
