@@ -6,11 +6,19 @@
  *            with PMDs.  Zero copy, shared by every process.  Pieces whose
  *            cache holds small folios get MADV_COLLAPSE (kernels with
  *            CONFIG_READ_ONLY_THP_FOR_FS) or are evicted and faulted again.
+ *            Concurrent starts of one program take turns (flock), so that
+ *            one converts the cache and the others map it.
  *   thp      anonymous memory with MADV_HUGEPAGE, filled with pread, made
  *            read+execute and moved over the piece with mremap.  The old
  *            mapping stays until the copy is complete and known to be on huge
  *            pages, so a failure leaves the 4 KiB mapping untouched.
  *   hugetlb  the same from the reserved pool (MAP_HUGETLB).
+ *
+ * Copies cover only file-backed text (never zero fill), are left out of
+ * core dumps, stay within the memory cgroup's headroom (memlimit.c), and
+ * are not attempted at all when the system would refuse them (thpenv.c:
+ * THP switches, MemoryDenyWriteExecute); under MemoryDenyWriteExecute a
+ * copy is a memfd mapped read+execute where hugetlb or shmem THP allow.
  *
  * PAGEMAP_SCAN (Linux 6.7) tells which pieces really ended up huge. */
 #include "huge.h"
@@ -18,8 +26,10 @@
 #include <errno.h>
 #include <linux/fadvise.h>
 
+#include "memlimit.h"
 #include "rt.h"
 #include "sys.h"
+#include "thpenv.h"
 
 /* TX_COMPAT=1 builds a test-only loader that behaves as on kernels before
  * 5.14/6.7: no MADV_POPULATE_*, no PAGEMAP_SCAN. */
@@ -28,9 +38,15 @@
 #endif
 #define MAX_PIECES 8192 /* 16 GiB of text per segment; more stays on 4 KiB */
 
+/* Kernel interfaces newer than Debian 12's uapi headers, or used only here. */
+#define TX_MADV_DONTDUMP 16
+#define TX_MFD_HUGETLB 4U
+#define TX_LOCK_EX 2
+#define TX_LOCK_NB 4
+#define TX_LOCK_UN 8
+
 static int pagemap_fd = -2; /* -2: not opened yet, -1: unavailable */
 static int collapse_unsupported;
-static int thp_checked, thp_off;
 
 void huge_done(void)
 {
@@ -177,31 +193,6 @@ static long populate(uint64_t a, uint64_t len, int write)
 	return 0;
 }
 
-static int thp_disabled(void)
-{
-	if (!thp_checked) {
-		char b[128];
-		thp_checked = 1;
-		if (sys_prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1) {
-			thp_off = 1;
-			return 1;
-		}
-		int fd = (int)sys_openat(TX_AT_FDCWD, "/sys/kernel/mm/transparent_hugepage/enabled",
-					 O_RDONLY | O_CLOEXEC, 0);
-		if (fd < 0) {
-			thp_off = 1; /* no THP in this kernel */
-			return 1;
-		}
-		long n = sys_read(fd, b, sizeof(b) - 1);
-		sys_close(fd);
-		b[n > 0 ? n : 0] = '\0';
-		for (char *p = b; *p; p++)
-			if (tx_skip(p, "[never]"))
-				thp_off = 1;
-	}
-	return thp_off;
-}
-
 static long pread_full(int fd, uint8_t *dst, uint64_t n, uint64_t off)
 {
 	while (n) {
@@ -275,70 +266,149 @@ static void account(const struct huge_req *r, struct huge_result *res, uint64_t 
 	}
 }
 
-/* Copies the pieces [a, b) whose state is 0 into anonymous huge pages and
- * moves them into place; marks the ones that made it. */
-static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint64_t a, uint64_t b,
-			uint8_t *state, int hugetlb)
+/* How a copy becomes executable.  Normally the copy is anonymous memory,
+ * filled, then mprotect'ed to read+execute.  Under MemoryDenyWriteExecute
+ * that mprotect is refused, but mapping a file read+execute is not: the
+ * copy is then a memfd (hugetlb, or shmem where shmem THP is allowed),
+ * filled through one mapping and mapped again read+execute. */
+enum copy_route { ROUTE_MPROTECT, ROUTE_MEMFD };
+
+struct copy_buf {
+	uint64_t w, x; /* the writable view, and the one moved into place */
+	int fd;        /* the memfd, or -1 */
+};
+
+/* len bytes of address space at a 2 MiB boundary, PROT_NONE; 0 if none. */
+static uint64_t reserve_aligned(uint64_t len)
+{
+	long raw = sys_mmap(0, len + TX_HUGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (raw < 0)
+		return 0;
+	uint64_t t = tx_up((uint64_t)raw, TX_HUGE);
+	if (t > (uint64_t)raw)
+		sys_munmap((uint64_t)raw, t - (uint64_t)raw);
+	if ((uint64_t)raw + TX_HUGE > t)
+		sys_munmap(t + len, (uint64_t)raw + TX_HUGE - t);
+	return t;
+}
+
+/* Maps len bytes of memory for a copy at cb->w, read+write, faulted in,
+ * and marks in hs[] the 2 MiB pieces that are huge. */
+static const char *copy_alloc(struct copy_buf *cb, uint64_t len, int hugetlb, enum copy_route route,
+			      uint8_t *hs)
+{
+	const char *no_mem = hugetlb ? "hugetlb: not enough free pages in the reserved pool (vm.nr_hugepages)"
+				     : "thp: cannot allocate memory for the copy";
+	long m;
+
+	cb->fd = -1;
+	cb->w = cb->x = reserve_aligned(len);
+	if (!cb->w)
+		return no_mem;
+	if (route == ROUTE_MEMFD) {
+		cb->fd = (int)sys_memfd_create("tiexec", TX_MFD_CLOEXEC | (hugetlb ? TX_MFD_HUGETLB | MAP_HUGE_2MB : 0));
+		if (cb->fd < 0 || SC(__NR_ftruncate, cb->fd, len, 0, 0, 0, 0) < 0)
+			return no_mem;
+		m = sys_mmap(cb->w, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, cb->fd, 0);
+	} else if (hugetlb) {
+		m = sys_mmap(cb->w, len, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
+	} else {
+		m = sys_mmap(cb->w, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	}
+	if (m < 0)
+		return no_mem;
+	if (hugetlb) {
+		memset(hs, 1, len / TX_HUGE);
+		return populate(cb->w, len, 1) < 0 ? no_mem : NULL;
+	}
+	if (sys_madvise(cb->w, len, MADV_HUGEPAGE) < 0 || populate(cb->w, len, 1) < 0 ||
+	    scan_huge(cb->w, cb->w + len, hs) < 0)
+		return "thp: cannot fault in or verify huge pages for the copy";
+	return NULL;
+}
+
+/* Makes the filled copy read+execute at cb->x. */
+static long copy_seal(struct copy_buf *cb, uint64_t len, int hugetlb, uint8_t *hs)
+{
+	if (cb->fd < 0)
+		return sys_mprotect(cb->x, len, PROT_READ | PROT_EXEC);
+	uint64_t x = reserve_aligned(len);
+	if (!x)
+		return -ENOMEM;
+	long m = sys_mmap(x, len, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED, cb->fd, 0);
+	if (m < 0) {
+		sys_munmap(x, len);
+		return m;
+	}
+	sys_munmap(cb->w, len);
+	cb->w = cb->x = x;
+	if (hugetlb)
+		return 0;
+	/* Our own second view of the same folios: PMD-mapped when huge. */
+	static uint8_t hx[MAX_PIECES];
+	if (populate(x, len, 0) < 0 || scan_huge(x, x + len, hx) < 0)
+		return -EFAULT;
+	for (uint64_t k = 0; k < len / TX_HUGE; k++)
+		hs[k] &= hx[k];
+	return 0;
+}
+
+/* Copies [a, b), pieces none of which is huge yet, into huge pages and
+ * moves them into place; marks in state[] (indexed from a) the ones that
+ * made it.  The 4 KiB mapping of a piece is replaced only by a complete,
+ * verified copy.  Returns -1 when copying should stop. */
+static int copy_chunk(const struct huge_req *r, struct huge_result *res, uint64_t a, uint64_t b,
+		      uint8_t *state, int hugetlb, enum copy_route route)
 {
 	static uint8_t hs[MAX_PIECES];
 	uint64_t len = b - a;
-	long t;
+	struct copy_buf cb;
+	int missed = 0, ret = 0;
+	const char *why = copy_alloc(&cb, len, hugetlb, route, hs);
 
-	if (hugetlb) {
-		t = sys_mmap(0, len, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
-		if (t < 0) {
-			note(res, "hugetlb: not enough free pages in the reserved pool (vm.nr_hugepages)");
-			return;
-		}
-		memset(hs, 1, len / TX_HUGE);
-	} else {
-		if (thp_disabled()) {
-			note(res, "thp: transparent huge pages are disabled (transparent_hugepage/enabled or prctl)");
-			return;
-		}
-		long raw = sys_mmap(0, len + TX_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (raw < 0) {
-			note(res, "thp: cannot allocate memory for the copy");
-			return;
-		}
-		t = (long)tx_up((uint64_t)raw, TX_HUGE);
-		if (t > raw)
-			sys_munmap((uint64_t)raw, (uint64_t)(t - raw));
-		if ((uint64_t)raw + TX_HUGE > (uint64_t)t)
-			sys_munmap((uint64_t)t + len, (uint64_t)raw + TX_HUGE - (uint64_t)t);
-		if (sys_madvise((uint64_t)t, len, MADV_HUGEPAGE) < 0 ||
-		    populate((uint64_t)t, len, 1) < 0 ||
-		    scan_huge((uint64_t)t, (uint64_t)t + len, hs) < 0) {
-			note(res, "thp: cannot fault in or verify huge pages for the copy");
-			sys_munmap((uint64_t)t, len);
-			return;
+	if (why) {
+		note(res, why);
+		ret = -1;
+		goto out;
+	}
+	/* Fill the huge pieces. */
+	for (uint64_t x = a; x < b; x += TX_HUGE) {
+		uint64_t k = (x - a) / TX_HUGE;
+		missed |= !hs[k];
+		if (hs[k] && fill(r, (uint8_t *)(uintptr_t)(cb.w + (x - a)), x, x + TX_HUGE) < 0) {
+			note(res, "copy: cannot read the program file");
+			ret = -1;
+			goto out;
 		}
 	}
+	if (copy_seal(&cb, len, hugetlb, hs) < 0) {
+		note(res, "copy: cannot make the copy executable");
+		ret = -1;
+		goto out;
+	}
+	/* A direct exec's text is file-backed and left out of core dumps
+	 * (coredump_filter's default 0x33 has no bit 2); so is its copy.
+	 * The flag moves with the pages in mremap. */
+	sys_madvise(cb.x, len, TX_MADV_DONTDUMP);
+	if (!hugetlb && cb.fd < 0)
+		name_region(cb.x, len, r->name);
 
-	int missed = 0;
+	/* Move runs of huge pieces over the 4 KiB mapping. */
 	for (uint64_t x = a; x < b;) {
-		uint64_t k = (x - a) / TX_HUGE;
-		if (state[k] || !hs[k]) {
-			missed |= !state[k];
+		if (!hs[(x - a) / TX_HUGE]) {
 			x += TX_HUGE;
 			continue;
 		}
 		uint64_t y = x;
-		while (y < b && !state[(y - a) / TX_HUGE] && hs[(y - a) / TX_HUGE])
+		while (y < b && hs[(y - a) / TX_HUGE])
 			y += TX_HUGE;
-		uint8_t *src = (uint8_t *)(t + (long)(x - a));
-		if (fill(r, src, x, y) < 0 ||
-		    sys_mprotect((uint64_t)(uintptr_t)src, y - x, PROT_READ | PROT_EXEC) < 0) {
-			note(res, "copy: cannot read the program file");
-			break;
-		}
-		if (!hugetlb)
-			name_region((uint64_t)(uintptr_t)src, y - x, r->name);
-		long m = SC(__NR_mremap, src, y - x, y - x, MREMAP_MAYMOVE | MREMAP_FIXED, x, 0);
+		long m = SC(__NR_mremap, cb.x + (x - a), y - x, y - x, MREMAP_MAYMOVE | MREMAP_FIXED, x, 0);
 		if (m < 0) {
 			note(res, hugetlb ? "hugetlb: cannot move the copy into place (mremap)"
 					  : "thp: cannot move the copy into place (mremap)");
+			ret = -1;
 			break;
 		}
 		for (uint64_t p = x; p < y; p += TX_HUGE)
@@ -348,9 +418,99 @@ static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint6
 	}
 	if (missed && !hugetlb)
 		note(res, "thp: the kernel gave small pages for part of the copy (memory fragmented?)");
+out:
 	/* What was not moved is still in the temporary region. */
-	for (uint64_t x = a; x < b; x += TX_HUGE)
-		sys_munmap((uint64_t)t + (x - a), TX_HUGE);
+	if (cb.x)
+		for (uint64_t x = a; x < b; x += TX_HUGE)
+			if (!state[(x - a) / TX_HUGE])
+				sys_munmap(cb.x + (x - a), TX_HUGE);
+	if (cb.w != cb.x)
+		sys_munmap(cb.w, len);
+	if (cb.fd >= 0)
+		sys_close(cb.fd);
+	return ret;
+}
+
+/* Where memory is short, copies are made and checked a chunk at a time, so
+ * that the limit is looked at again as the copy grows (the copy's pread
+ * also charges the file's page cache to our cgroup). */
+#define COPY_CHUNK (32UL << 20)
+/* What copies leave free below the tightest limit.  The program still has
+ * to start after us (heap, stack, its libraries' data and relocations: tens
+ * of MiB for large programs), and the kernel cannot reclaim anonymous
+ * copies without swap, while the 4 KiB file-backed text they would replace
+ * is reclaimable cache.  The usage figures count reclaimable cache too, so
+ * the true room is usually larger: the margin errs on the side of 4 KiB. */
+#define COPY_MARGIN (64UL << 20)
+
+static const char *const limit_note[] = {
+	[ML_NONE] = "thp: no memory left for copies",
+	[ML_CGROUP_V1] = "thp: the memory cgroup's limit (memory.limit_in_bytes) leaves no room for more copies",
+	[ML_CGROUP_V2] = "thp: the memory cgroup's limit (memory.max) leaves no room for more copies",
+	[ML_AVAILABLE] = "thp: too little memory available (MemAvailable) for more copies",
+};
+
+/* Why the copy strategy cannot work here at all, or NULL and how copies
+ * become executable.  Checked before any memory is taken. */
+static const char *copy_refused(int hugetlb, enum copy_route *route)
+{
+	const char *off = hugetlb ? NULL : thpenv_thp_off();
+	enum exec_refusal ex = thpenv_exec_refusal();
+
+	*route = ROUTE_MPROTECT;
+	if (off)
+		return off;
+	if (ex == EXEC_OK)
+		return NULL;
+	*route = ROUTE_MEMFD;
+	if (hugetlb || thpenv_shmem_thp())
+		return NULL;
+	return ex == EXEC_MDWE_PRCTL
+		       ? "thp: MemoryDenyWriteExecute (prctl PR_SET_MDWE) forbids executable copies, and shmem THP is off (transparent_hugepage/shmem_enabled)"
+		       : "thp: MemoryDenyWriteExecute (a seccomp filter or security module) forbids executable copies, and shmem THP is off (transparent_hugepage/shmem_enabled)";
+}
+
+/* Copies the pieces [a, b) whose state is 0, in chunks of consecutive such
+ * pieces, while memory allows. */
+static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint64_t a, uint64_t b,
+			uint8_t *state, int hugetlb)
+{
+	enum copy_route route;
+	const char *no = copy_refused(hugetlb, &route);
+
+	if (no) {
+		note(res, no);
+		return;
+	}
+	for (uint64_t x = a; x < b;) {
+		if (state[(x - a) / TX_HUGE]) {
+			x += TX_HUGE;
+			continue;
+		}
+		uint64_t y = x;
+		while (y < b && !state[(y - a) / TX_HUGE])
+			y += TX_HUGE;
+		/* hugetlb pages come from the reserved pool, which is
+		 * outside both MemAvailable and (by default) memory cgroups. */
+		if (!hugetlb) {
+			struct memlimit ml;
+			memlimit_room(&ml);
+			uint64_t room = ml.room > COPY_MARGIN ? tx_down(ml.room - COPY_MARGIN, TX_HUGE) : 0;
+			/* Room for the copy and the page cache it reads:
+			 * one piece of work, one mapping.  Else in steps. */
+			if (room / 2 < y - x && y - x > COPY_CHUNK)
+				y = x + COPY_CHUNK;
+			if (y - x > room)
+				y = x + room;
+			if (y == x) {
+				note(res, limit_note[ml.by]);
+				return;
+			}
+		}
+		if (copy_chunk(r, res, x, y, state + (x - a) / TX_HUGE, hugetlb, route) < 0)
+			return;
+		x = y;
+	}
 }
 
 /* The zero-copy attempt on segment s's 2 MiB-aligned pieces [a, b). */
@@ -413,6 +573,88 @@ static void file_pieces(const struct huge_req *r, struct huge_result *res, const
 			note(res, "file: the page cache kept small pages for part of the text (in use elsewhere, or no large folios on this filesystem)");
 }
 
+/* ---- cooperation between starts of the same program ----
+ *
+ * Processes starting the same program at once after its cache was dropped
+ * would each fault it in: the first faults read 2 MiB folios (MADV_HUGEPAGE
+ * is set), but the readers race, small folios mapped by one process cannot
+ * be evicted by another (POSIX_FADV_DONTNEED skips mapped pages), and each
+ * falls back to a private copy: 20 starts of a 64 MiB program copied 58 MiB
+ * each.  So the file stage runs under flock(LOCK_EX) on the program's
+ * descriptor (flock needs only read access): one process converts the
+ * cache, the others wait, then find 2 MiB folios and map them with PMDs.
+ *
+ * The wait is bounded, because a program may flock its own binary (one
+ * instance at a time, say) for as long as it runs: we wait only while the
+ * holder visibly reads the text into the cache (the first page of a
+ * 2 MiB piece turns resident, by mincore), at most CONVERT_STALL_NS
+ * without progress and CONVERT_WAIT_NS in all, then go on without the lock
+ * (as before: the cache may then stay in small folios, and auto copies).
+ * 2 s reads about 256 MiB from a slow (~150 MB/s) disk; a holder that
+ * reads nothing for 50 ms is not converting (a 2 MiB read takes a few ms
+ * even from such a disk).  What remains: a start that gives up waiting
+ * may still take a private copy, and a self-locking program costs each
+ * later start up to 50 ms. */
+#define CONVERT_POLL_NS 5000000ULL
+#define CONVERT_STALL_NS 50000000ULL
+#define CONVERT_WAIT_NS 2000000000ULL
+
+static uint64_t mono_ns(void)
+{
+	struct tx_timespec ts;
+
+	sys_clock_gettime(TX_CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.sec * 1000000000ULL + (uint64_t)ts.nsec;
+}
+
+/* How many 2 MiB pieces of our mapping [a, b) of the file have their first
+ * page in the page cache (mincore sees the cache for file mappings, faulted
+ * in or not). */
+static uint64_t resident_pieces(uint64_t a, uint64_t b)
+{
+	uint64_t n = 0;
+	unsigned char v;
+
+	for (uint64_t p = a; p < b; p += TX_HUGE)
+		if (SC(__NR_mincore, p, TX_PAGE, &v, 0, 0, 0) == 0 && (v & 1))
+			n++;
+	return n;
+}
+
+/* Takes the conversion lock on fd, waiting as described above.  Returns 1
+ * when held (release with convert_unlock), 0 when going on without it. */
+static int convert_lock(int fd, uint64_t a, uint64_t b)
+{
+	static int gave_up;
+	long e = SC(__NR_flock, fd, TX_LOCK_EX | TX_LOCK_NB, 0, 0, 0, 0);
+
+	if (e == 0)
+		return 1;
+	if (e != -EWOULDBLOCK || gave_up)
+		return 0; /* no flock on this filesystem, or waited already */
+	uint64_t t0 = mono_ns(), seen = t0, had = resident_pieces(a, b);
+	for (;;) {
+		struct tx_timespec d = { 0, (long)CONVERT_POLL_NS };
+		SC(__NR_nanosleep, &d, 0, 0, 0, 0, 0);
+		if (SC(__NR_flock, fd, TX_LOCK_EX | TX_LOCK_NB, 0, 0, 0, 0) == 0)
+			return 1;
+		uint64_t now = mono_ns(), has = resident_pieces(a, b);
+		if (has != had)
+			had = has, seen = now;
+		if (now - seen > CONVERT_STALL_NS || now - t0 > CONVERT_WAIT_NS)
+			break;
+	}
+	gave_up = 1;
+	return 0;
+}
+
+/* Before the program starts: the lock belongs to the open file, which the
+ * program may inherit (AT_EXECFD). */
+static void convert_unlock(int fd)
+{
+	SC(__NR_flock, fd, TX_LOCK_UN, 0, 0, 0, 0);
+}
+
 void huge_apply(const struct huge_req *r, struct huge_result *res)
 {
 	static uint8_t state[MAX_PIECES];
@@ -433,6 +675,18 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 			layout_outer(r->segs, r->nsegs, i, r->lim_lo, r->lim_hi, &oa, &ob);
 		else
 			oa = a, ob = b;
+		/* Only file-backed text is worth huge pages: what lies past
+		 * p_filesz is zero fill, which the kernel leaves untouched
+		 * until used.  Copying it would let a file of a few bytes make
+		 * us allocate up to p_memsz (a 1 GiB zero-fill cost 1 GiB of
+		 * RSS); it stays ordinary anonymous memory. */
+		uint64_t fend = tx_up(s->vaddr + s->filesz, TX_PAGE);
+		if (fend > s->own_hi)
+			fend = s->own_hi;
+		if (b > tx_down(fend, TX_HUGE))
+			b = tx_down(fend, TX_HUGE);
+		if (ob > tx_up(fend, TX_HUGE))
+			ob = tx_up(fend, TX_HUGE);
 		if (oa >= ob)
 			continue;
 		if (a >= b)
@@ -448,15 +702,16 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 		memset(state, 0, (ob - oa) / TX_HUGE);
 
 		if (st == ST_AUTO || st == ST_FILE) {
-			uint64_t own_file_hi = tx_up(s->vaddr + s->filesz, TX_PAGE);
-			if (own_file_hi > s->own_hi)
-				own_file_hi = s->own_hi;
-			if (s->own_lo < own_file_hi)
-				sys_madvise(s->own_lo, own_file_hi - s->own_lo, MADV_HUGEPAGE);
-			if (!layout_file_congruent(s))
+			if (s->own_lo < fend)
+				sys_madvise(s->own_lo, fend - s->own_lo, MADV_HUGEPAGE);
+			if (!layout_file_congruent(s)) {
 				note(res, "file: text is not placed congruent to its file offset modulo 2 MiB");
-			else if (a < b)
+			} else if (a < b) {
+				int locked = convert_lock(r->fd, a, b);
 				file_pieces(r, res, s, a, b, state + (a - oa) / TX_HUGE);
+				if (locked)
+					convert_unlock(r->fd);
+			}
 		}
 		if (st == ST_AUTO || st == ST_THP || st == ST_HUGETLB) {
 			int any = 0;

@@ -8,7 +8,7 @@ load test_helper
 
 setup() {
 	CLEAN=$FIXTURES/clean
-	HARDEN=$FIXTURES/harden
+	MDWE=$FIXTURES/mdwe
 	cd "$FIXTURES"
 }
 
@@ -37,24 +37,24 @@ direct_vs_loader() {
 }
 
 @test "MemoryDenyWriteExecute (PR_SET_MDWE): programs run, the final stage included" {
-	"$HARDEN" mdwe true || skip_unsupported "PR_SET_MDWE refused (Linux >= 6.3)"
+	"$MDWE" prctl true || skip_unsupported "PR_SET_MDWE refused (Linux >= 6.3)"
 	for p in probe-pie probe-static probe-nopie probe-static-pie; do
-		direct_vs_loader 0 "$HARDEN" mdwe @ "./$p" a 'b c'
+		direct_vs_loader 0 "$MDWE" prctl @ "./$p" a 'b c'
 		[[ "$via_err" == "tiexec: './$p': "*" ms" ]]
 	done
-	direct_vs_loader 0 "$HARDEN" mdwe @ ./go-static x
-	direct_vs_loader 0 "$HARDEN" mdwe @ ./cxx-pie
+	direct_vs_loader 0 "$MDWE" prctl @ ./go-static x
+	direct_vs_loader 0 "$MDWE" prctl @ ./cxx-pie
 }
 
 @test "MemoryDenyWriteExecute (seccomp filter, as systemd installs): programs run" {
 	for p in probe-pie probe-static; do
-		direct_vs_loader 0 "$HARDEN" seccomp @ "./$p" a 'b c'
+		direct_vs_loader 0 "$MDWE" seccomp @ "./$p" a 'b c'
 	done
-	direct_vs_loader 0 "$HARDEN" seccomp @ ./go-cgo x
+	direct_vs_loader 0 "$MDWE" seccomp @ ./go-cgo x
 }
 
 @test "MemoryDenyWriteExecute as root: /proc/self/exe is still set to the program" {
-	run_t "$HARDEN" mdwe "$TIEXEC" --min-text=0 ./reexec
+	run_t "$MDWE" prctl "$TIEXEC" --min-text=0 ./reexec
 	[ "$status" -eq 7 ]
 	[[ "$output" == "parent exe=reexec "* ]]
 }

@@ -353,7 +353,7 @@ compare_marked() {
 }
 
 @test "binfmt: fexecve (execveat AT_EMPTY_PATH): comm is the file's name, as directly" {
-	off_on "\"$FIXTURES/harden\" fexec ./probe-pie x"
+	off_on "\"$FIXTURES/fexec\" ./probe-pie x"
 	same_both 0
 	[[ "$out" == *$'\ncomm probe-pie\n'* ]]
 	[[ "$out" == *$'\nAT_EXECFN /dev/fd/'* ]]
@@ -362,12 +362,12 @@ compare_marked() {
 @test "binfmt: fexecve of an O_CLOEXEC descriptor: the kernel's binfmt_misc says ENOENT" {
 	# Documented kernel behaviour (README, Limits): binfmt_misc refuses a
 	# program whose only name is a descriptor closed on exec.
-	off_on "\"$FIXTURES/harden\" fexec-cloexec ./probe-pie x"
+	off_on "\"$FIXTURES/fexec\" --cloexec ./probe-pie x"
 	got direct
 	[ "$st" -eq 0 ]
 	got via
 	[ "$st" -eq 127 ]
-	[[ "$err" == *"execveat: No such file or directory"* ]]
+	[[ "$err" == *"fexec: execveat: No such file or directory"* ]]
 }
 
 @test "binfmt: RLIMIT_NOFILE 4 (one descriptor above stdio, taken by the O flag)" {
