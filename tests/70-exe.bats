@@ -108,71 +108,10 @@ child exe=reexec argc=3 argv0=./reexec [child] [x y] secure=0 dumpable=1 capeff=
 	done
 }
 
-@test "unprivileged: a child executing /proc/self/exe's target with argv[0] = that path (Go's default)" {
-	run_t "${NOBODY[@]}" env GOREEXEC_ARGV0=exe ./tiexec --min-text=0 ./go-reexec
-	[ "$status" -eq 0 ]
-	same $'parent exe=tiexec\nchild exe=go-reexec args=child,x y\nchild status 7' "$output"
-}
-
-@test "unprivileged: node's process.execPath, execFileSync and cluster.fork run node again" {
-	command -v node >/dev/null || skip_unsupported "node is not installed (Debian package nodejs)"
-	cat >"$W/node-reexec.js" <<-'EOF'
-		const cp = require('child_process');
-		const cluster = require('cluster');
-		if (cluster.isWorker) {
-			process.send('worker ' + process.argv.length);
-			process.exit(0);
-		}
-		const out = cp.execFileSync(process.execPath, ['-e', 'console.log("child", 6 * 7)']);
-		console.log('execFileSync:', out.toString().trim());
-		const w = cluster.fork();
-		w.on('message', (m) => { console.log('cluster:', m); });
-		w.on('exit', (code) => { console.log('worker exit', code); });
-	EOF
-	local node
-	node=$(readlink -f "$(command -v node)")
-	run_t "${NOBODY[@]}" "$node" "$W/node-reexec.js"
-	[ "$status" -eq 0 ]
-	local direct=$output
-	run_t "${NOBODY[@]}" ./tiexec "$node" "$W/node-reexec.js"
-	[ "$status" -eq 0 ]
-	same "$direct" "$output"
-	same $'execFileSync: child 42\ncluster: worker 2\nworker exit 0' "$output"
-}
-
 @test "unprivileged: 'tiexec ARGS' typed in a shell the program started is tiexec's command line" {
 	# The hint's PID is the shell's parent's, not the shell's: no re-exec.
 	run_t "${NOBODY[@]}" ./tiexec --min-text=0 /bin/bash -c './tiexec --version; echo "status $?"'
 	same $'tiexec 0.1.0\nstatus 0' "$output"
-}
-
-# origin_app DIR FLAGS...: DIR/app needs DIR/lib/libbig.so through $ORIGIN.
-origin_app() {
-	local d=$1
-	shift
-	mkdir -p "$d/lib"
-	echo 'int big(void) { return 42; }' >"$d/l.c"
-	gcc -shared -fPIC -o "$d/lib/libbig.so" "$d/l.c"
-	printf '#include <stdio.h>\nint big(void);\nint main(void) { printf("big %%d\\n", big()); return 0; }\n' >"$d/m.c"
-	gcc -o "$d/app" "$d/m.c" -L"$d/lib" -lbig "$@"
-	chmod -R a+rX "$d"
-}
-
-@test "unprivileged: \$ORIGIN in DT_RUNPATH, DT_RPATH and \${ORIGIN} finds the program's libraries" {
-	origin_app "$W/o1" -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN/lib'
-	origin_app "$W/o2" -Wl,--disable-new-dtags -Wl,-rpath,'${ORIGIN}/lib'
-	readelf -d "$W/o1/app" | grep -q 'RUNPATH.*\$ORIGIN/lib'
-	readelf -d "$W/o2/app" | grep -q 'RPATH.*\${ORIGIN}/lib'
-	for d in o1 o2; do
-		run_t "${NOBODY[@]}" "$W/$d/app"
-		same "big 42" "$output"
-		run_t "${NOBODY[@]}" ./tiexec --min-text=0 "$W/$d/app"
-		[ "$status" -eq 0 ]
-		same "big 42" "$output"
-		# Run from elsewhere, by a relative path.
-		run_t "${NOBODY[@]}" bash -c "cd /tmp && exec \"$W/tiexec\" --min-text=0 \"../$W/$d/app\""
-		same "big 42" "$output"
-	done
 }
 
 @test "TIEXEC_EXE is honoured only under a name other than tiexec's own" {
@@ -249,15 +188,6 @@ status 7
 parent exe=tiexec
 child exe=tiexec args=child,x y
 child status 7" "$output"
-}
-
-@test "binfmt, no capabilities: \$ORIGIN finds the program's libraries" {
-	origin_app "$W/o3" -Wl,-rpath,'$ORIGIN/lib'
-	mark "$W/o3/app" "$W/o3/app-m"
-	in_ns 'setpriv --bounding-set=-all --inh-caps=-all ./o3/app-m; echo "status $?"
-		setpriv --bounding-set=-all --inh-caps=-all bash -c "cd o3/lib && ../app-m"'
-	[ "$status" -eq 0 ]
-	same $'big 42\nstatus 0\nbig 42' "$output"
 }
 
 @test "binfmt: a marked set-user-ID program is refused, not run unprivileged" {

@@ -1,0 +1,193 @@
+#!/usr/bin/env bats
+# Ordinary users.  Every case runs as uid/gid 65534 with no capabilities
+# anywhere, directly and through tiexec -- from the command line and
+# transparently (a stamped copy, binfmt_misc in a private instance inside a
+# user namespace whose ids 0-65535 are the machine's own, so that setpriv
+# --reuid=65534 there is the real unprivileged user) -- and compares what
+# the program does.  Then the opt-in (a file capability on tiexec) and
+# ambient capabilities given by a service manager, with what each changes.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --)
+
+setup_file() {
+	[ "$(id -u)" = 0 ] || return 0
+	W=$(mktemp -d /tmp/tiexec-users.XXXXXX)
+	chmod 755 "$W"
+	cp "$TIEXEC" "$W/tiexec"
+	cp "$FIXTURES/go-reexec" "$FIXTURES/traits" "$W/"
+	local stamp=$BUILD/stamp/tiexec-stamp
+	cp "$W/go-reexec" "$W/go-reexec-s"
+	"$stamp" "$W/go-reexec-s"                   # below --min-text: loaded without remapping
+	cp "$W/go-reexec" "$W/go-reexec-s0"
+	"$stamp" --min-text=0 "$W/go-reexec-s0"     # remapped
+	# $ORIGIN programs: DT_RUNPATH and DT_RPATH with ${ORIGIN}.
+	origin_app "$W/o1" -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN/lib'
+	origin_app "$W/o2" -Wl,--disable-new-dtags -Wl,-rpath,'${ORIGIN}/lib'
+	for d in o1 o2; do
+		cp "$W/$d/app" "$W/$d/app-s"
+		"$stamp" --min-text=0 "$W/$d/app-s"
+	done
+	if command -v node >/dev/null; then
+		cp "$(readlink -f "$(command -v node)")" "$W/node"
+		cp "$W/node" "$W/node-s"
+		"$stamp" "$W/node-s"
+		cat >"$W/node-reexec.js" <<-'EOF'
+			const cp = require('child_process');
+			const cluster = require('cluster');
+			if (cluster.isWorker) {
+				process.send('worker ' + process.argv.length);
+				process.exit(0);
+			}
+			const out = cp.execFileSync(process.execPath, ['-e', 'console.log("child", 6 * 7)']);
+			console.log('execFileSync:', out.toString().trim());
+			const w = cluster.fork();
+			w.on('message', (m) => { console.log('cluster:', m); });
+			w.on('exit', (code) => { console.log('worker exit', code); });
+		EOF
+	fi
+	chmod -R a+rX "$W"
+	echo "$W" >"$BATS_FILE_TMPDIR/w"
+}
+
+teardown_file() {
+	[ -f "$BATS_FILE_TMPDIR/w" ] && rm -rf "$(cat "$BATS_FILE_TMPDIR/w")"
+	true
+}
+
+setup() {
+	[ "$(id -u)" = 0 ] || skip_unsupported "needs root to run parts of it as another user"
+	W=$(cat "$BATS_FILE_TMPDIR/w")
+	cd "$W"
+}
+
+# origin_app DIR FLAGS...: DIR/app needs DIR/lib/libbig.so through $ORIGIN.
+origin_app() {
+	local d=$1
+	shift
+	mkdir -p "$d/lib"
+	echo 'int big(void) { return 42; }' >"$d/l.c"
+	gcc -shared -fPIC -o "$d/lib/libbig.so" "$d/l.c"
+	printf '#include <stdio.h>\nint big(void);\nint main(void) { printf("big %%d\\n", big()); return 0; }\n' >"$d/m.c"
+	gcc -o "$d/app" "$d/m.c" -L"$d/lib" -lbig "$@"
+}
+
+# binfmt_nobody SCRIPT: bash -c SCRIPT in $W as uid/gid 65534 with no
+# capabilities, in a user + mount + pid namespace whose uids and gids
+# 0-65535 map 1:1 onto the machine's (written from outside, as root), with
+# a private binfmt_misc where tiexec's rule is registered.  Sets $status,
+# $output, $stderr like run --separate-stderr.
+binfmt_nobody() {
+	local t=$BATS_TEST_TMPDIR pid me
+	unshare --user --mount --pid --fork --kill-child --mount-proc bash -c '
+		for i in $(seq 1000); do [ -s /proc/self/uid_map ] && break; sleep 0.01; done
+		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || exit 90
+		"$1/scripts/tiexec-binfmt" register --interpreter "$2/tiexec" >/dev/null || exit 91
+		cd "$2" || exit 92
+		exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+			--bounding-set=-all bash -c "$3"' _ "$ROOT" "$W" "$1" >"$t/ns.out" 2>"$t/ns.err" &
+	pid=$!
+	me=$(readlink /proc/self/ns/user)
+	for _ in $(seq 500); do
+		[ "$(readlink "/proc/$pid/ns/user" 2>/dev/null)" != "$me" ] && break
+		sleep 0.01
+	done
+	echo "0 0 65536" >"/proc/$pid/gid_map"
+	echo "0 0 65536" >"/proc/$pid/uid_map"
+	status=0
+	wait "$pid" || status=$?
+	output=$(cat "$t/ns.out")
+	stderr=$(cat "$t/ns.err")
+	echo "binfmt_nobody: status $status, stderr: $stderr"
+	[ "$status" -ne 90 ] || skip_unsupported "cannot mount a private binfmt_misc (needs Linux >= 6.7)"
+}
+
+@test "\$ORIGIN (DT_RUNPATH, DT_RPATH \${ORIGIN}): direct, command line, binfmt_misc" {
+	for d in o1 o2; do
+		run_t "${NOBODY[@]}" "$W/$d/app"
+		same "big 42" "$output"
+		run_t "${NOBODY[@]}" ./tiexec --min-text=0 "$W/$d/app"
+		[ "$status" -eq 0 ]
+		same "big 42" "$output"
+		# By a relative path, from elsewhere.
+		run_t "${NOBODY[@]}" bash -c "cd /tmp && exec \"$W/tiexec\" --min-text=0 \"..$W/$d/app\""
+		same "big 42" "$output"
+		binfmt_nobody "TIEXEC_VERBOSE=1 ./$d/app-s; cd $d/lib && ../app-s"
+		[ "$status" -eq 0 ]
+		same $'big 42\nbig 42' "$output"
+		[[ "$stderr" == "tiexec: './$d/app-s': "*" ms" ]]
+	done
+}
+
+@test "Go re-executing os.Executable() with argv[0] = that path (Go's default): above and below --min-text" {
+	local want=$'parent exe=go-reexec\nchild exe=go-reexec args=child,x y\nchild status 7'
+	local want_t=$'parent exe=tiexec\nchild exe=go-reexec args=child,x y\nchild status 7'
+	run_t "${NOBODY[@]}" env GOREEXEC_ARGV0=exe ./go-reexec
+	same "$want" "$output"
+	run_t "${NOBODY[@]}" env GOREEXEC_ARGV0=exe ./tiexec --min-text=0 ./go-reexec
+	same "$want_t" "$output"
+	# Through binfmt_misc the child is the stamped program, so it goes
+	# through tiexec too.
+	binfmt_nobody 'export GOREEXEC_ARGV0=exe; ./go-reexec-s; ./go-reexec-s0'
+	[ "$status" -eq 0 ]
+	want_t=${want_t/child exe=go-reexec/child exe=tiexec}
+	same "$want_t"$'\n'"$want_t" "$output"
+}
+
+@test "node: execFileSync(process.execPath) and cluster.fork() run node again" {
+	[ -x "$W/node" ] || skip_unsupported "node is not installed (Debian package nodejs)"
+	local want=$'execFileSync: child 42\ncluster: worker 2\nworker exit 0'
+	run_t "${NOBODY[@]}" ./node node-reexec.js
+	same "$want" "$output"
+	run_t "${NOBODY[@]}" ./tiexec ./node node-reexec.js
+	[ "$status" -eq 0 ]
+	same "$want" "$output"
+	binfmt_nobody './node-s node-reexec.js'
+	[ "$status" -eq 0 ]
+	same "$want" "$output"
+}
+
+@test "node: process.execPath names tiexec by default, node with the opt-in" {
+	[ -x "$W/node" ] || skip_unsupported "node is not installed (Debian package nodejs)"
+	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
+	cp ./tiexec ./tiexec-cap
+	setcap cap_checkpoint_restore+ep ./tiexec-cap
+	run_t "${NOBODY[@]}" ./tiexec ./node -e 'console.log(require("path").basename(process.execPath))'
+	same tiexec "$output"
+	run_t "${NOBODY[@]}" ./tiexec-cap ./node -e 'console.log(require("path").basename(process.execPath))'
+	rm -f ./tiexec-cap
+	same node "$output"
+}
+
+@test "opt-in (file capability): the secure exec's side effects, as documented" {
+	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
+	cp ./tiexec ./tiexec-cap
+	setcap cap_checkpoint_restore+ep ./tiexec-cap
+	local run='ulimit -s 65536; exec setarch -R "$@"'
+	run_t setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --pdeathsig TERM -- \
+		bash -c "$run" _ ./traits
+	local direct=$output
+	same $'pdeathsig 15\nstack 65536\npersona 0x40000\nsecure 0\ncapamb 0000000000000000\nexe traits' "$direct"
+	# Without the opt-in: the same, except /proc/self/exe.
+	run_t setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --pdeathsig TERM -- \
+		bash -c "$run" _ ./tiexec --min-text=0 ./traits
+	same "${direct%exe traits}exe tiexec" "$output"
+	# With it: the kernel cleared the parent-death signal and the
+	# personality flags and lowered RLIMIT_STACK to 8 MiB (tiexec cannot
+	# know the values it replaced); the program itself sees AT_SECURE 0.
+	run_t setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --pdeathsig TERM -- \
+		bash -c "$run" _ ./tiexec-cap --min-text=0 ./traits
+	rm -f ./tiexec-cap
+	same $'pdeathsig 0\nstack 8192\npersona 0x0\nsecure 0\ncapamb 0000000000000000\nexe traits' "$output"
+}
+
+@test "ambient CAP_CHECKPOINT_RESTORE (a service manager's): no secure exec, the program keeps it" {
+	command -v capsh >/dev/null || skip_unsupported "capsh (libcap2-bin) is not installed"
+	local amb=(capsh --keep=1 --user=nobody --inh=cap_checkpoint_restore --addamb=cap_checkpoint_restore --)
+	run_t "${amb[@]}" -c 'exec ./traits'
+	local direct=$output
+	[[ "$direct" == *$'\ncapamb 0000010000000000\n'* ]]
+	run_t "${amb[@]}" -c 'exec ./tiexec --min-text=0 ./traits'
+	same "$direct" "$output"
+}
