@@ -84,7 +84,7 @@ static void test_segs(void)
 		struct seg segs[MAXSEG + 1];
 
 		memset(segs, 0xa5, sizeof(segs));
-		unsigned n = layout_segs(c->ph, c->phnum, c->bias, segs, c->max);
+		unsigned n = layout_segs(c->ph, c->phnum, c->bias, UINT64_MAX, segs, c->max);
 		int good = n == c->want_n;
 		for (unsigned k = 0; good && k < n; k++) {
 			const struct want_seg *w = &c->want[k];
@@ -115,7 +115,7 @@ static void test_segs(void)
 	/* the entry past max is never written */
 	struct seg segs[3];
 	memset(segs, 0xa5, sizeof(segs));
-	layout_segs(segs_cases[0].ph, 3, 0, segs, 2);
+	layout_segs(segs_cases[0].ph, 3, 0, UINT64_MAX, segs, 2);
 	ok(segs[2].vaddr == 0xa5a5a5a5a5a5a5a5ULL, "layout_segs: nothing written past max");
 }
 
@@ -220,7 +220,7 @@ static void test_dyn_bias(void)
 /* A segment [lo, hi) owning its page-rounded range (file offset congruent). */
 #define mkseg_c(lo, hi, f)                                                                 \
 	{ (lo), (hi) - (lo), (hi) - (lo), (lo) & (M2 - 1), (f), (lo) & -K4,               \
-	  ((hi) + K4 - 1) & -K4 }
+	  ((hi) + K4 - 1) & -K4, 0 }
 
 static struct seg mkseg(uint64_t lo, uint64_t hi, uint32_t flags)
 {
@@ -366,7 +366,7 @@ static void test_outer(void)
 		LOAD(RW, 0x1ff800, 0x5ff800, 0x100, 0x1000),
 	};
 	struct seg s[4];
-	unsigned n = layout_segs(shared_w, 2, 0, s, 4);
+	unsigned n = layout_segs(shared_w, 2, 0, UINT64_MAX, s, 4);
 	check_outer("text sharing its last page with a writable segment: that piece is left out",
 		    s, n, 0, LIM_ALL, 0, 0);
 
@@ -375,7 +375,7 @@ static void test_outer(void)
 		LOAD(RX, 0x1000, 0x401000, 0x1fe800, 0x1fe800),
 		LOAD(RW, 0x1ff800, 0x5ff800, 0x100, 0x200),
 	};
-	n = layout_segs(shared_w_small, 3, 0, s, 4);
+	n = layout_segs(shared_w_small, 3, 0, UINT64_MAX, s, 4);
 	check_outer("writable segment wholly inside the shared page still blocks", s, n, 1, LIM_ALL,
 		    0, 0);
 
@@ -383,7 +383,7 @@ static void test_outer(void)
 		LOAD(RX, 0, 0x400000, 0x1ff800, 0x1ff800),
 		LOAD(RX, 0x1ff800, 0x5ff800, 0x100, 0x100),
 	};
-	n = layout_segs(shared_x, 2, 0, s, 4);
+	n = layout_segs(shared_x, 2, 0, UINT64_MAX, s, 4);
 	check_outer("text sharing its last page with another executable segment", s, n, 0, LIM_ALL,
 		    0, 0);
 
@@ -391,7 +391,7 @@ static void test_outer(void)
 		LOAD(RX, 0, 0x400000, 0x1ff800, 0x1ff800),
 		LOAD(R, 0x1ff800, 0x5ff800, 0x100, 0x100),
 	};
-	n = layout_segs(shared_r, 2, 0, s, 4);
+	n = layout_segs(shared_r, 2, 0, UINT64_MAX, s, 4);
 	check_outer("text sharing its last page with a read-only segment keeps the piece", s, n, 0,
 		    LIM_ALL, 0x400000, 0x600000);
 
