@@ -44,7 +44,7 @@ int read_headers(struct image *im, int scripts_ok)
 		die_errno(im->path, "cannot read", e);
 	if ((size_t)e != phsize)
 		die(im->path, elf_err_str(ELF_TRUNCATED), NULL, 126);
-	r = elf_check_phdrs(&im->eh, im->ph, im->size, &im->info);
+	r = elf_check_phdrs(&im->eh, im->ph, im->size, im == &interp, &im->info);
 	if (r != ELF_OK)
 		die(im->path, elf_err_str(r), NULL, 126);
 	return 0;
@@ -70,6 +70,46 @@ int aslr_off(void)
 	long p = SC(__NR_personality, 0xffffffffUL, 0, 0, 0, 0, 0);
 
 	return p >= 0 && (p & ADDR_NO_RANDOMIZE);
+}
+
+/* An ET_DYN reservation of no more address space than the kernel takes
+ * (total_mapping_size): for when the padded one does not fit, under
+ * `ulimit -v` say.  Like load_elf_binary for a static PIE, it asks for the
+ * span anywhere, then moves it down (or else up) to the alignment.  No room
+ * is left for 2 MiB alignment, so huge pages may be lost. */
+static void place_exact(struct image *im, uint64_t align)
+{
+	uint64_t span = im->info.hi - im->info.lo;
+	uint64_t want = (0 - tx_down(im->info.first_vaddr, TX_PAGE)) & (align - 1);
+	long r = sys_mmap(0, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (r < 0)
+		die_errno(im->path, "cannot reserve address space", r);
+	uint64_t bias = (uint64_t)r - im->info.lo;
+	uint64_t off = (bias - want) & (align - 1);
+	if (off) {
+		sys_munmap((uint64_t)r, span);
+		uint64_t tries[2] = { bias - off, bias - off + align };
+		r = -EEXIST;
+		for (int i = 0; i < 2 && r < 0; i++) {
+			uint64_t at = tries[i] + im->info.lo;
+			if (at < tries[i] || at >= TX_USER_TOP || span > TX_USER_TOP - at)
+				continue;
+			r = sys_mmap(at, span, PROT_NONE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (r >= 0 && (uint64_t)r != at) {
+				sys_munmap((uint64_t)r, span);
+				r = -EEXIST;
+			}
+			bias = tries[i];
+		}
+		if (r < 0)
+			die_errno(im->path, "cannot reserve address space", r);
+	}
+	im->bias = bias;
+	im->res_lo = (uint64_t)r;
+	im->res_hi = (uint64_t)r + span;
+	verbose_note(im->path, "address space is short: reserved exactly, without room for 2 MiB alignment");
 }
 
 /* Reserves the address range the image will live in (PROT_NONE), and sets
@@ -114,8 +154,13 @@ void place(struct image *im, int is_interp)
 	/* ET_DYN.  Where the kernel would put it: a program with an
 	 * interpreter (PIE) low, above the brk of a loader like us, so that
 	 * its own brk can follow it; an interpreter or a static PIE in the
-	 * mmap region.  Room for 2 MiB alignment at both ends. */
-	uint64_t size = span + 2 * TX_HUGE + TX_HUGE;
+	 * mmap region.  The program's first segment on a multiple of its
+	 * largest p_align (load_elf_binary: maximum_alignment(); the kernel
+	 * does not align an interpreter, load_elf_interp), and room for 2 MiB
+	 * alignment at both ends. */
+	uint64_t align = is_interp ? TX_PAGE : im->info.align;
+	uint64_t unit = align > TX_HUGE ? align : TX_HUGE;
+	uint64_t size = span + unit + 2 * TX_HUGE;
 	r = -ENOMEM;
 	if (!is_interp && im->info.interp >= 0) {
 		uint64_t hint = tx_up((uint64_t)sys_brk(0), TX_HUGE) + TX_HUGE;
@@ -131,6 +176,10 @@ void place(struct image *im, int is_interp)
 	}
 	if (r < 0)
 		r = sys_mmap(0, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == -ENOMEM) {
+		place_exact(im, align);
+		return;
+	}
 	if (r < 0)
 		die_errno(im->path, "cannot reserve address space", r);
 	uint64_t region = tx_up((uint64_t)r, TX_HUGE);
@@ -138,7 +187,7 @@ void place(struct image *im, int is_interp)
 	/* Anchor the largest text segment: congruent to its file offset for
 	 * zero-copy huge pages, or starting on a 2 MiB boundary for a copy. */
 	struct seg tmp[MAX_SEGS];
-	unsigned n = layout_segs(im->ph, im->eh.e_phnum, 0, tmp, MAX_SEGS);
+	unsigned n = layout_segs(im->ph, im->eh.e_phnum, 0, im->size, tmp, MAX_SEGS);
 	int t = layout_main_text(tmp, n);
 	uint64_t anchor = 0, mod = 0;
 	if (t >= 0) {
@@ -149,15 +198,18 @@ void place(struct image *im, int is_interp)
 			mod = 0;
 		}
 	}
-	im->bias = layout_dyn_bias(region, im->info.lo, anchor, mod);
-	if (!is_interp && opt.strategy == ST_OFF && !aslr_off()) {
-		/* No huge pages wanted: a page-granular random base, as the
-		 * kernel gives, rather than one congruent to the file (which
-		 * would let the kernel PMD-map cached 2 MiB folios anyway). */
-		im->bias += (random_u64() % (TX_HUGE / TX_PAGE)) * TX_PAGE;
+	im->bias = layout_aligned_bias(region, im->info.lo, anchor, mod, align, im->info.first_vaddr);
+	if (!is_interp && opt.strategy == ST_OFF && !aslr_off() && align < TX_HUGE) {
+		/* No huge pages wanted: a random base as granular as the
+		 * alignment allows, as the kernel gives, rather than one
+		 * congruent to the file (which would let the kernel PMD-map
+		 * cached 2 MiB folios anyway). */
+		im->bias += (random_u64() % (TX_HUGE / align)) * align;
 	}
 	im->res_lo = (uint64_t)r;
 	im->res_hi = (uint64_t)r + size;
+	if (layout_unordered(tmp, n))
+		verbose_note(im->path, "segments overlap or are out of order: text left on 4 KiB pages");
 }
 
 /* Maps every PT_LOAD inside the reservation, as the kernel's elf_load()
@@ -192,35 +244,81 @@ void map_segments(struct image *im)
 				die_errno(im->path, "cannot map segment", r);
 		}
 	}
-	im->nsegs = layout_segs(im->ph, im->eh.e_phnum, im->bias, im->segs, MAX_SEGS);
+	im->nsegs = layout_segs(im->ph, im->eh.e_phnum, im->bias, im->size, im->segs, MAX_SEGS);
 }
 
 /* Gives back the reserved address space no segment uses, keeping the
- * rounded-out pieces when --round-out may fill them. */
+ * rounded-out pieces when --round-out may fill them.  Segments may come in
+ * any order (the kernel maps them in table order): the ranges to keep are
+ * sorted first. */
 void trim_reservation(struct image *im, int keep_outer)
 {
-	uint64_t at = im->res_lo;
+	static uint64_t lo[MAX_SEGS], hi[MAX_SEGS];
+	unsigned n = 0;
 
-	for (unsigned i = 0; i <= im->nsegs; i++) {
-		uint64_t lo = im->res_hi, hi = im->res_hi;
-		if (i < im->nsegs) {
-			const struct seg *s = &im->segs[i];
-			lo = tx_down(s->vaddr, TX_PAGE);
-			hi = tx_up(s->vaddr + s->memsz, TX_PAGE);
-			if (keep_outer && (s->flags & PF_X) && !(s->flags & PF_W)) {
-				uint64_t a, b;
-				layout_outer(im->segs, im->nsegs, i, im->res_lo, im->res_hi, &a, &b);
-				if (a < b && a < lo)
-					lo = a;
-				if (a < b && b > hi)
-					hi = b;
-			}
+	for (unsigned i = 0; i < im->nsegs; i++) {
+		const struct seg *s = &im->segs[i];
+		uint64_t a = tx_down(s->vaddr, TX_PAGE), b = tx_up(s->vaddr + s->memsz, TX_PAGE);
+		if (keep_outer && (s->flags & PF_X) && !(s->flags & PF_W)) {
+			uint64_t oa, ob;
+			layout_outer(im->segs, im->nsegs, i, im->res_lo, im->res_hi, &oa, &ob);
+			if (oa < ob && oa < a)
+				a = oa;
+			if (oa < ob && ob > b)
+				b = ob;
 		}
-		if (lo > at)
-			sys_munmap(at, lo - at);
-		if (hi > at)
-			at = hi;
+		unsigned j = n++;
+		for (; j > 0 && lo[j - 1] > a; j--) {
+			lo[j] = lo[j - 1];
+			hi[j] = hi[j - 1];
+		}
+		lo[j] = a;
+		hi[j] = b;
 	}
+	uint64_t at = im->res_lo;
+	for (unsigned i = 0; i <= n; i++) {
+		uint64_t a = i < n ? lo[i] : im->res_hi, b = i < n ? hi[i] : im->res_hi;
+		if (a > at)
+			sys_munmap(at, a - at);
+		if (b > at)
+			at = b;
+	}
+}
+
+/* The kernel's open_exec() for a path, before it opens anything
+ * (do_open_execat, may_open): a regular file, executable for the effective
+ * ids (MAY_EXEC; a noexec mount counts as not executable).  See loader.h. */
+long open_exec_file(const char *path)
+{
+	struct statx st;
+	long e = sys_statx(TX_AT_FDCWD, path, 0, STATX_TYPE | STATX_MODE, &st);
+
+	if (e < 0)
+		return e;
+	if ((st.stx_mode & S_IFMT) == S_IFDIR)
+		return -EISDIR;
+	if ((st.stx_mode & S_IFMT) != S_IFREG)
+		return -EACCES; /* FIFOs, sockets, devices: never opened */
+	e = SC(__NR_faccessat2, TX_AT_FDCWD, path, X_OK, AT_EACCESS, 0, 0);
+	if (e == -ENOSYS) /* before Linux 5.8: real ids */
+		e = sys_faccessat(TX_AT_FDCWD, path, X_OK);
+	if (e < 0)
+		return e;
+	/* O_NONBLOCK: if a FIFO was swapped in since the statx, open must
+	 * not wait for a writer; the type is checked again on what we got. */
+	long fd = sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
+	if (fd < 0)
+		return fd;
+	e = sys_statx((int)fd, "", TX_AT_EMPTY_PATH, STATX_TYPE, &st);
+	if (e == 0 && (st.stx_mode & S_IFMT) != S_IFREG)
+		e = (st.stx_mode & S_IFMT) == S_IFDIR ? -EISDIR : -EACCES;
+	if (e == 0)
+		e = SC(__NR_fcntl, fd, F_SETFL, 0, 0, 0, 0); /* blocking again */
+	if (e < 0) {
+		sys_close((int)fd);
+		return e;
+	}
+	return fd;
 }
 
 void read_interp_path(const char *prog_path)
@@ -230,7 +328,7 @@ void read_interp_path(const char *prog_path)
 	long n = sys_pread(prog.fd, interp_path, p->p_filesz, p->p_offset);
 	if (n != (long)p->p_filesz || elf_check_interp(interp_path, p->p_filesz) != ELF_OK)
 		die(prog_path, elf_err_str(ELF_BAD_INTERP), NULL, 126);
-	interp.path = interp_path;
+	interp.path = interp_path; /* up to the first NUL: padding is allowed */
 }
 
 void open_interp(const char *prog_path)
@@ -239,7 +337,7 @@ void open_interp(const char *prog_path)
 
 	if (!interp.path)
 		read_interp_path(prog_path);
-	interp.fd = (int)sys_openat(TX_AT_FDCWD, interp_path, O_RDONLY | O_CLOEXEC, 0);
+	interp.fd = (int)open_exec_file(interp_path);
 	if (interp.fd < 0) {
 		msg_head(&m, prog_path);
 		msg_str(&m, "interpreter '");
@@ -249,9 +347,9 @@ void open_interp(const char *prog_path)
 		say(&m);
 		sys_exit(interp.fd == -ENOENT ? 127 : 126);
 	}
+	/* ET_EXEC and ET_DYN, and its own PT_INTERP ignored, as in the
+	 * kernel's load_elf_interp(). */
 	read_headers(&interp, 0);
-	if (interp.info.type != ET_DYN || interp.info.interp >= 0)
-		die(interp_path, "interpreter is not a static ELF shared object", NULL, 126);
 }
 
 /* The policy note of a marked program (interp/mark.h), into note_o.  Reads
@@ -297,29 +395,4 @@ void read_note(struct image *im, struct opts *note_o)
 	}
 out:
 	verbose_note(im->path, why);
-}
-
-
-/* PROVISIONAL (replaced by the elfrules branch's version on merge). */
-long open_exec_file(const char *path)
-{
-	struct statx st;
-	long e = sys_statx(TX_AT_FDCWD, path, 0, STATX_TYPE, &st);
-	if (e < 0)
-		return e;
-	if ((st.stx_mode & S_IFMT) == S_IFDIR)
-		return -EISDIR;
-	if ((st.stx_mode & S_IFMT) != S_IFREG)
-		return -EACCES;
-	e = sys_faccessat(TX_AT_FDCWD, path, X_OK);
-	if (e < 0)
-		return e;
-	long fd = sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
-	if (fd < 0)
-		return fd;
-	if (sys_statx((int)fd, "", TX_AT_EMPTY_PATH, STATX_TYPE, &st) < 0 || (st.stx_mode & S_IFMT) != S_IFREG) {
-		sys_close((int)fd);
-		return -EACCES;
-	}
-	return fd;
 }

@@ -1,9 +1,10 @@
 #include "layout.h"
 
-unsigned layout_segs(const Elf64_Phdr *ph, unsigned phnum, uint64_t bias, struct seg *segs,
-		     unsigned max)
+unsigned layout_segs(const Elf64_Phdr *ph, unsigned phnum, uint64_t bias, uint64_t file_size,
+		     struct seg *segs, unsigned max)
 {
 	unsigned n = 0;
+	int unordered = 0;
 
 	for (unsigned i = 0; i < phnum && n < max; i++) {
 		if (ph[i].p_type != PT_LOAD || ph[i].p_memsz == 0)
@@ -16,16 +17,41 @@ unsigned layout_segs(const Elf64_Phdr *ph, unsigned phnum, uint64_t bias, struct
 		s->flags = ph[i].p_flags & (PF_R | PF_W | PF_X);
 		s->own_lo = tx_down(s->vaddr, TX_PAGE);
 		s->own_hi = tx_up(s->vaddr + s->memsz, TX_PAGE);
+		s->file_short = 0;
+		uint64_t avail = file_size > s->offset ? file_size - s->offset : 0;
+		if (s->filesz > avail) {
+			/* The page holding EOF reads as zeros past it; the
+			 * pages after it would raise SIGBUS. */
+			s->filesz = avail;
+			s->file_short = 1;
+			s->own_hi = tx_up(s->vaddr + avail, TX_PAGE);
+		}
+		if (n > 1 && s->vaddr < segs[n - 2].vaddr + segs[n - 2].memsz)
+			unordered = 1;
 	}
-	/* Segments are ascending and do not overlap (elf_check_phdrs); the
-	 * only sharing is of the page at a boundary. */
+	if (unordered) {
+		for (unsigned i = 0; i < n; i++)
+			segs[i].own_hi = segs[i].own_lo;
+		return n;
+	}
+	/* Ascending, no shared bytes: the only sharing is of the page at a
+	 * boundary, which neither owns. */
 	for (unsigned i = 1; i < n; i++) {
-		if (segs[i].own_lo < segs[i - 1].own_hi) {
-			segs[i - 1].own_hi = segs[i].own_lo;
+		if (segs[i].own_lo < tx_up(segs[i - 1].vaddr + segs[i - 1].memsz, TX_PAGE)) {
+			if (segs[i - 1].own_hi > segs[i].own_lo)
+				segs[i - 1].own_hi = segs[i].own_lo;
 			segs[i].own_lo += TX_PAGE;
 		}
 	}
 	return n;
+}
+
+int layout_unordered(const struct seg *s, unsigned n)
+{
+	for (unsigned i = 1; i < n; i++)
+		if (s[i].vaddr < s[i - 1].vaddr + s[i - 1].memsz)
+			return 1;
+	return 0;
 }
 
 uint64_t layout_dyn_bias(uint64_t region, uint64_t lo, uint64_t anchor, uint64_t mod)
@@ -33,6 +59,20 @@ uint64_t layout_dyn_bias(uint64_t region, uint64_t lo, uint64_t anchor, uint64_t
 	uint64_t bias = region - lo;
 
 	return bias + ((mod - (anchor + bias)) & (TX_HUGE - 1));
+}
+
+uint64_t layout_aligned_bias(uint64_t region, uint64_t lo, uint64_t anchor, uint64_t mod,
+			     uint64_t align, uint64_t first)
+{
+	uint64_t base = region - lo;
+	uint64_t want = (0 - tx_down(first, TX_PAGE)) & (align - 1); /* bias mod align */
+
+	if (align <= TX_HUGE) {
+		uint64_t b = layout_dyn_bias(region, lo, anchor, mod);
+		if (((b - want) & (align - 1)) == 0)
+			return b;
+	}
+	return base + ((want - base) & (align - 1));
 }
 
 int layout_main_text(const struct seg *s, unsigned n)
@@ -77,7 +117,8 @@ void layout_outer(const struct seg *s, unsigned n, unsigned i, uint64_t lim_lo, 
 {
 	const struct seg *x = &s[i];
 	uint64_t lo = tx_down(x->own_lo, TX_HUGE);
-	uint64_t hi = tx_up(x->own_hi, TX_HUGE);
+	/* Past a short file's end the pages must keep raising SIGBUS. */
+	uint64_t hi = x->file_short ? tx_down(x->own_hi, TX_HUGE) : tx_up(x->own_hi, TX_HUGE);
 
 	if (x->own_lo >= x->own_hi) {
 		*a = *b = 0;

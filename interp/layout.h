@@ -14,17 +14,32 @@ static inline uint64_t tx_up(uint64_t x, uint64_t a) { return (x + a - 1) & -a; 
 
 /* A PT_LOAD as placed in memory. */
 struct seg {
-	uint64_t vaddr, memsz, filesz, offset;
+	uint64_t vaddr, memsz;
+	/* The segment's file bytes that the file really holds: p_filesz,
+	 * clamped to the end of the file.  The kernel maps p_filesz bytes even
+	 * past EOF (touching those pages gives SIGBUS); nothing here may read,
+	 * copy or fault in beyond filesz. */
+	uint64_t filesz;
+	uint64_t offset;
 	uint32_t flags;          /* PF_R | PF_W | PF_X */
-	uint64_t own_lo, own_hi; /* the pages this segment alone maps */
+	/* The pages this segment alone maps, and that may be touched: minus a
+	 * page shared with a neighbour, and minus pages wholly past EOF.
+	 * Empty for every segment when the segments overlap or are out of
+	 * order (then which bytes end up where is the kernel's table-order
+	 * rule, and huge pages are not worth the risk). */
+	uint64_t own_lo, own_hi;
+	int file_short;          /* p_filesz runs past the end of the file */
 };
 
-/* Fills segs[] from the program headers (PT_LOAD with p_memsz > 0, in file
- * order, already validated by elf_check_phdrs) and computes each own range:
- * the segment's page-rounded range minus a page it shares with a neighbour.
- * Returns the number of segments (at most max). */
-unsigned layout_segs(const Elf64_Phdr *ph, unsigned phnum, uint64_t bias, struct seg *segs,
-		     unsigned max);
+/* Fills segs[] from the program headers (PT_LOAD with p_memsz > 0, in table
+ * order, already validated by elf_check_phdrs) and computes each own range.
+ * file_size clamps filesz (UINT64_MAX: no clamp).  Returns the number of
+ * segments (at most max). */
+unsigned layout_segs(const Elf64_Phdr *ph, unsigned phnum, uint64_t bias, uint64_t file_size,
+		     struct seg *segs, unsigned max);
+
+/* Whether layout_segs found the segments overlapping or out of order. */
+int layout_unordered(const struct seg *s, unsigned n);
 
 /* The load bias for an ET_DYN program placed inside a free region that
  * starts at `region` and is at least (hi - lo) + 2 MiB long: the smallest
@@ -33,6 +48,16 @@ unsigned layout_segs(const Elf64_Phdr *ph, unsigned phnum, uint64_t bias, struct
  * p_offset (page cache folios are aligned in the file); to start the text on
  * a 2 MiB boundary the anchor is its page and mod is 0. */
 uint64_t layout_dyn_bias(uint64_t region, uint64_t lo, uint64_t anchor, uint64_t mod);
+
+/* The load bias honouring the kernel's alignment rule as well: the bias
+ * puts the first PT_LOAD's page (p_vaddr `first`) on a multiple of `align`
+ * (a power of two, at least a page; load_elf_binary aligns load_bias to
+ * maximum_alignment()).  When align <= 2 MiB and the 2 MiB congruence of
+ * layout_dyn_bias agrees with it, that bias; else the smallest aligned bias
+ * >= region - lo (the congruence is lost, and with it zero-copy huge pages).
+ * The region must be (hi - lo) + max(align, 2 MiB) long. */
+uint64_t layout_aligned_bias(uint64_t region, uint64_t lo, uint64_t anchor, uint64_t mod,
+			     uint64_t align, uint64_t first);
 
 /* The index of the largest executable segment, or -1 if none. */
 int layout_main_text(const struct seg *s, unsigned n);

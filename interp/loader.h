@@ -52,8 +52,16 @@ uint64_t now_ns(void);
 int read_headers(struct image *im, int scripts_ok);
 /* The program's policy note, when it is marked (interp/mark.h). */
 void read_note(struct image *im, struct opts *note);
-/* Opens a file to execute after the checks the kernel's open_exec makes
- * (regular file, execute permission); never blocks.  fd or -errno. */
+/* Opens a file to be executed as the kernel's open_exec() would, and only
+ * if it would: a regular file (else -EACCES, as execve says; -EISDIR for a
+ * directory), with execute permission for the *effective* ids (faccessat2
+ * AT_EACCESS; X_OK also fails on a noexec mount), opened O_RDONLY|O_CLOEXEC
+ * without blocking (a FIFO swapped in after the check cannot hang us) and
+ * checked again on the descriptor.  Never opens a FIFO or a device.
+ * Returns the descriptor (blocking mode, close-on-exec) or -errno: -ENOENT
+ * and -ENOTDIR for a missing file, -EACCES, -EISDIR, -ELOOP, ...  For the
+ * interpreter (open_interp) and, by the same rules, the program itself.
+ * Unlike open_exec() it needs read permission too (it reads with pread). */
 long open_exec_file(const char *path);
 /* Reads the program's PT_INTERP path (through prog.fd) into interp.path. */
 void read_interp_path(const char *prog_path);

@@ -395,7 +395,7 @@ static long build_auxv(const struct start *s, uint64_t *out, uint64_t fn_final, 
 	for (uint64_t *a = s->auxv;; a += 2) {
 		uint64_t t = a[0], v = a[1];
 		switch (t) {
-		case AT_PHDR: v = prog.info.phdr_vaddr ? prog.info.phdr_vaddr + prog.bias : 0; break;
+		case AT_PHDR: v = prog.info.phdr_vaddr + prog.bias; break; /* the kernel's phdr_addr */
 		case AT_PHENT: v = sizeof(Elf64_Phdr); break;
 		case AT_PHNUM: v = prog.eh.e_phnum; break;
 		case AT_BASE: v = prog.info.interp >= 0 ? interp.bias : 0; break;

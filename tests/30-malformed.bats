@@ -1,17 +1,27 @@
 #!/usr/bin/env bats
-# Malformed ELF programs: tiexec refuses each one before mapping anything,
-# with status 126 and exactly one line naming the file and what is wrong.
-# The corpus comes from tests/fixtures/mkbad.c: OUTDIR/MANIFEST has
-# "<name>\t<message>" lines; OUTDIR/GOOD lists the unbroken templates.
+# Malformed ELF programs: tiexec refuses each one the kernel refuses (or
+# kills the process for) before mapping anything, with status 126 and exactly
+# one line naming the file and what is wrong; odd files the kernel runs, it
+# runs.  The corpus comes from tests/fixtures/mkbad.c: OUTDIR/MANIFEST has
+# "<name>\t<message>" lines; OUTDIR/GOOD lists the unbroken templates;
+# OUTDIR/SAME the files that must behave as a direct exec.
 
 bats_require_minimum_version 1.5.0
 load test_helper
 
 setup_file() {
 	gcc -std=gnu11 -O1 -Wall -Wextra -o "$BATS_FILE_TMPDIR/mkbad" "$ROOT/tests/fixtures/mkbad.c"
+	gcc -std=gnu11 -O1 -Wall -Wextra -o "$BATS_FILE_TMPDIR/xexec" "$ROOT/tests/fixtures/xexec.c"
 	CORPUS=$BATS_FILE_TMPDIR/corpus
+	XEXEC=$BATS_FILE_TMPDIR/xexec
 	"$BATS_FILE_TMPDIR/mkbad" "$CORPUS"
-	export CORPUS
+	export CORPUS XEXEC
+}
+
+# status_of CMD...: runs CMD (60 s at most), output to $out; sets $st.
+status_of() {
+	st=0
+	timeout 60 "$@" >"$out" 2>&1 </dev/null || st=$?
 }
 
 @test "the corpus: at least 30 malformed files and the good templates" {
@@ -67,11 +77,50 @@ setup_file() {
 			why+="${why:+; }wrong output"$'\n'"      got:  $(cat -vE "$out" | sed '2,$s/^/            /')"
 			why+=$'\n'"      want: $expected\$"
 		fi
+		# The kernel refuses it too, or kills what it started.
+		status_of "$XEXEC" "$file"
+		if [ "$st" -ne 126 ] && [ "$st" -ne 127 ] && [ "$st" -le 128 ]; then
+			why+="${why:+; }a direct exec ran it (status $st)"
+		fi
 		[ -z "$why" ] || bad+=("$name: $why")
 	done <"$CORPUS/MANIFEST"
 	[ "$n" -ge 30 ]
 	if ((${#bad[@]})); then
 		printf '%d of %d malformed files handled wrongly:\n' "${#bad[@]}" "$n"
+		printf '  %s\n' "${bad[@]}"
+		return 1
+	fi
+}
+
+@test "odd files the kernel runs or refuses: the same status and output as a direct exec" {
+	# For each file in SAME: run directly (plain execve), then through tiexec.
+	# A failed execve (126/127) must give the same status and one tiexec
+	# line; a run must give the same status and output; a direct run killed
+	# by a signal may instead be refused (126, one line).
+	local name file st dst dout n=0 bad=()
+	local out=$BATS_TEST_TMPDIR/out
+	while IFS=$'\t' read -r name _ _; do
+		n=$((n + 1))
+		file=$CORPUS/$name
+		status_of "$XEXEC" "$file"
+		dst=$st dout=$(cat "$out")
+		status_of "$TIEXEC" --min-text=0 "$file"
+		local tout lines
+		tout=$(cat "$out")
+		lines=$(wc -l <"$out")
+		if [ "$dst" -eq 126 ] || [ "$dst" -eq 127 ]; then
+			[ "$st" -eq "$dst" ] && [ "$lines" -eq 1 ] && [[ $tout == "tiexec: '"* ]] ||
+				bad+=("$name: direct execve failed ($dst), tiexec: status $st, output '$tout'")
+		elif [ "$dst" -gt 128 ] && [ "$st" -eq 126 ] && [ "$lines" -eq 1 ] &&
+			[[ $tout == "tiexec: '"* ]]; then
+			: # the direct run was killed; refusing is allowed
+		elif [ "$st" -ne "$dst" ] || [ "$tout" != "$dout" ]; then
+			bad+=("$name: direct status $dst output '$dout'; tiexec status $st output '$tout'")
+		fi
+	done <"$CORPUS/SAME"
+	[ "$n" -ge 30 ]
+	if ((${#bad[@]})); then
+		printf '%d of %d files behave differently from a direct exec:\n' "${#bad[@]}" "$n"
 		printf '  %s\n' "${bad[@]}"
 		return 1
 	fi

@@ -84,7 +84,7 @@ static void test_segs(void)
 		struct seg segs[MAXSEG + 1];
 
 		memset(segs, 0xa5, sizeof(segs));
-		unsigned n = layout_segs(c->ph, c->phnum, c->bias, segs, c->max);
+		unsigned n = layout_segs(c->ph, c->phnum, c->bias, UINT64_MAX, segs, c->max);
 		int good = n == c->want_n;
 		for (unsigned k = 0; good && k < n; k++) {
 			const struct want_seg *w = &c->want[k];
@@ -115,7 +115,7 @@ static void test_segs(void)
 	/* the entry past max is never written */
 	struct seg segs[3];
 	memset(segs, 0xa5, sizeof(segs));
-	layout_segs(segs_cases[0].ph, 3, 0, segs, 2);
+	layout_segs(segs_cases[0].ph, 3, 0, UINT64_MAX, segs, 2);
 	ok(segs[2].vaddr == 0xa5a5a5a5a5a5a5a5ULL, "layout_segs: nothing written past max");
 }
 
@@ -220,7 +220,7 @@ static void test_dyn_bias(void)
 /* A segment [lo, hi) owning its page-rounded range (file offset congruent). */
 #define mkseg_c(lo, hi, f)                                                                 \
 	{ (lo), (hi) - (lo), (hi) - (lo), (lo) & (M2 - 1), (f), (lo) & -K4,               \
-	  ((hi) + K4 - 1) & -K4 }
+	  ((hi) + K4 - 1) & -K4, 0 }
 
 static struct seg mkseg(uint64_t lo, uint64_t hi, uint32_t flags)
 {
@@ -366,7 +366,7 @@ static void test_outer(void)
 		LOAD(RW, 0x1ff800, 0x5ff800, 0x100, 0x1000),
 	};
 	struct seg s[4];
-	unsigned n = layout_segs(shared_w, 2, 0, s, 4);
+	unsigned n = layout_segs(shared_w, 2, 0, UINT64_MAX, s, 4);
 	check_outer("text sharing its last page with a writable segment: that piece is left out",
 		    s, n, 0, LIM_ALL, 0, 0);
 
@@ -375,7 +375,7 @@ static void test_outer(void)
 		LOAD(RX, 0x1000, 0x401000, 0x1fe800, 0x1fe800),
 		LOAD(RW, 0x1ff800, 0x5ff800, 0x100, 0x200),
 	};
-	n = layout_segs(shared_w_small, 3, 0, s, 4);
+	n = layout_segs(shared_w_small, 3, 0, UINT64_MAX, s, 4);
 	check_outer("writable segment wholly inside the shared page still blocks", s, n, 1, LIM_ALL,
 		    0, 0);
 
@@ -383,7 +383,7 @@ static void test_outer(void)
 		LOAD(RX, 0, 0x400000, 0x1ff800, 0x1ff800),
 		LOAD(RX, 0x1ff800, 0x5ff800, 0x100, 0x100),
 	};
-	n = layout_segs(shared_x, 2, 0, s, 4);
+	n = layout_segs(shared_x, 2, 0, UINT64_MAX, s, 4);
 	check_outer("text sharing its last page with another executable segment", s, n, 0, LIM_ALL,
 		    0, 0);
 
@@ -391,7 +391,7 @@ static void test_outer(void)
 		LOAD(RX, 0, 0x400000, 0x1ff800, 0x1ff800),
 		LOAD(R, 0x1ff800, 0x5ff800, 0x100, 0x100),
 	};
-	n = layout_segs(shared_r, 2, 0, s, 4);
+	n = layout_segs(shared_r, 2, 0, UINT64_MAX, s, 4);
 	check_outer("text sharing its last page with a read-only segment keeps the piece", s, n, 0,
 		    LIM_ALL, 0x400000, 0x600000);
 
@@ -408,8 +408,90 @@ static void test_outer(void)
 	ok(!bad, "layout_outer contains layout_inner when the limits allow");
 }
 
+/* ---- layout_aligned_bias: the kernel's maximum_alignment ------------------ */
+
+static void test_aligned_bias(void)
+{
+	struct { uint64_t region, lo, anchor, mod, align, first, want; } c[] = {
+		/* align <= 2 MiB and congruence agrees: the congruent bias */
+		{ 0x7f0000000000ULL, 0, 0x1000, 0x1000, 0x10000, 0, 0x7f0000000000ULL },
+		/* 64 KiB, congruence disagrees (text at 0x1000 starting a 2 MiB
+		 * page): alignment wins */
+		{ 0x7f0000000000ULL, 0, 0x1000, 0, 0x10000, 0, 0x7f0000000000ULL },
+		/* 4 MiB: the bias a multiple of it, at or above region - lo */
+		{ 0x7f0000200000ULL, 0, 0x1000, 0x1000, 0x400000, 0, 0x7f0000400000ULL },
+		/* first PT_LOAD at 0x10000 on a 4 MiB boundary */
+		{ 0x7f0000000000ULL, 0, 0x11000, 0x1000, 0x400000, 0x10000, 0x7f00003f0000ULL },
+		/* a page: layout_dyn_bias unchanged */
+		{ 0x7f0000000000ULL, 0, 0x1000, 0, 0x1000, 0, 0x7f00001ff000ULL },
+	};
+	for (size_t i = 0; i < TAP_N(c); i++) {
+		uint64_t b = layout_aligned_bias(c[i].region, c[i].lo, c[i].anchor, c[i].mod, c[i].align,
+						 c[i].first);
+		if (!ok(b == c[i].want, "layout_aligned_bias case %zu (align %#lx)", i, c[i].align))
+			diag("  got %#lx, want %#lx", b, c[i].want);
+	}
+	/* Random: the first segment's page always lands on a multiple of align,
+	 * never below the region, never more than max(align, 2 MiB) above. */
+	int bad = 0;
+	for (int i = 0; i < 100000; i++) {
+		uint64_t lo = (rnd() % 0x40000000ULL) & -K4;
+		uint64_t first = lo + ((rnd() % 0x100000ULL) & -K4);
+		uint64_t region = ((rnd() % (TX_USER_TOP / 2)) & -K4) + lo;
+		uint64_t align = K4 << (rnd() % 20);
+		uint64_t anchor = lo + (rnd() % 0x1000000ULL), mod = rnd();
+		uint64_t b = layout_aligned_bias(region, lo, anchor, mod, align, first);
+		uint64_t room = align > M2 ? align : M2;
+		if ((first + b) % align || b < region - lo || b - (region - lo) >= room)
+			bad++;
+	}
+	ok(bad == 0, "layout_aligned_bias: 100000 random cases aligned and in range (%d bad)", bad);
+}
+
+/* ---- layout_segs: file clamp and order ------------------------------------ */
+
+static void test_segs_file_and_order(void)
+{
+	const Elf64_Phdr short_text[] = {
+		LOAD(R, 0, 0, 0x200, 0x200),
+		LOAD(RX, 0x1000, 0x1000, 0x800000, 0x800000), /* file ends at 0x3000 */
+	};
+	struct seg s[4];
+	unsigned n = layout_segs(short_text, 2, 0, 0x3000, s, 4);
+	ok(n == 2 && s[1].filesz == 0x2000 && s[1].file_short && s[1].own_hi == 0x3000 &&
+		   s[0].filesz == 0x200 && !s[0].file_short,
+	   "layout_segs: p_filesz past EOF is clamped, own range ends at the page holding EOF");
+	uint64_t a, b;
+	layout_inner(&s[1], &a, &b);
+	ok(a >= b, "layout_inner: no 2 MiB piece past the end of a short file");
+	layout_outer(s, n, 1, 0, 0x800000000000ULL, &a, &b);
+	ok(a >= b, "layout_outer: no rounding out past the end of a short file");
+	n = layout_segs(short_text, 2, 0, 0x200, s, 4);
+	ok(n == 2 && s[1].filesz == 0 && s[1].own_hi <= s[1].own_lo,
+	   "layout_segs: a segment wholly past EOF owns nothing");
+
+	const Elf64_Phdr desc[] = {
+		LOAD(RX, 0x200000, 0x200000, 0x400000, 0x400000),
+		LOAD(R, 0, 0, 0x200, 0x200),
+	};
+	n = layout_segs(desc, 2, 0, UINT64_MAX, s, 4);
+	ok(n == 2 && layout_unordered(s, n) && s[0].own_lo == s[0].own_hi &&
+		   s[1].own_lo == s[1].own_hi,
+	   "layout_segs: out of order: every own range empty (no huge pages)");
+	const Elf64_Phdr over[] = {
+		LOAD(R, 0, 0, 0x200, 0x1800),
+		LOAD(RX, 0x1000, 0x1000, 0x100, 0x100),
+	};
+	n = layout_segs(over, 2, 0, UINT64_MAX, s, 4);
+	ok(layout_unordered(s, n) && s[1].own_lo == s[1].own_hi, "layout_segs: overlapping: likewise");
+	n = layout_segs(short_text, 2, 0, UINT64_MAX, s, 4);
+	ok(!layout_unordered(s, n), "layout_unordered: ascending segments are ordered");
+}
+
 int main(void)
 {
+	test_aligned_bias();
+	test_segs_file_and_order();
 	test_segs();
 	test_dyn_bias();
 	test_main_text();
