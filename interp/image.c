@@ -239,7 +239,16 @@ void map_segments(struct image *im)
 		}
 		uint64_t ze = tx_up(v + p->p_memsz, TX_PAGE);
 		if (ze > zs) {
-			r = sys_mmap(zs, ze - zs, prot, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
+			/* The kernel's elf_load() gives these pages with
+			 * vm_brk_flags(): read-write whatever the segment's
+			 * flags, executable when it is.  MemoryDenyWriteExecute
+			 * refuses that to mmap (not to the kernel): then without
+			 * PROT_EXEC. */
+			int zprot = PROT_READ | PROT_WRITE | (prot & PROT_EXEC);
+			r = sys_mmap(zs, ze - zs, zprot, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
+			if ((r == -EACCES || r == -EPERM) && (zprot & PROT_EXEC))
+				r = sys_mmap(zs, ze - zs, PROT_READ | PROT_WRITE,
+					     MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
 			if (r < 0)
 				die_errno(im->path, "cannot map segment", r);
 		}

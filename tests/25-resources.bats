@@ -208,6 +208,17 @@ in_cg() {
 
 # ---- zero fill in the text -------------------------------------------------------
 
+@test "zero fill of a read+execute segment is writable, as the kernel maps it" {
+	"$D/zerofill" "$D/zerofill-w" 4 write
+	chmod +x "$D/zerofill-w"
+	run_t "$D/zerofill-w"
+	[ "$status" -eq 43 ]
+	for s in auto off; do
+		run_t "$TIEXEC" --min-text=0 --strategy=$s "$D/zerofill-w"
+		[ "$status" -eq 43 ]
+	done
+}
+
 @test "1 GiB of zero fill after 16 bytes of text costs no more than a direct exec" {
 	run_t "$D/peakrss" "$D/zerofill-1g"
 	[ "$status" -eq 42 ]
