@@ -191,3 +191,30 @@ binfmt_nobody() {
 	run_t "${amb[@]}" -c 'exec ./tiexec --min-text=0 ./traits'
 	same "$direct" "$output"
 }
+
+@test "chromium --headless --dump-dom: with the opt-in, and its text on 2 MiB pages" {
+	local c=/usr/lib/chromium/chromium
+	[ -x "$c" ] || skip_unsupported "chromium is not installed (Debian package chromium)"
+	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
+	mkdir -m 777 "$W/cr"
+	printf '%s\n' '<html><body><p id=x>hello <b>tiexec</b></p>' \
+		'<script>document.getElementById("x").dataset.js = "ran"</script></body></html>' >"$W/cr/page.html"
+	chmod 644 "$W/cr/page.html"
+	cp ./tiexec ./tiexec-cap
+	setcap cap_checkpoint_restore+ep ./tiexec-cap
+	local args=(--headless --no-sandbox --disable-gpu --dump-dom "file://$W/cr/page.html")
+	run --separate-stderr timeout 120 "${NOBODY[@]}" env HOME="$W/cr" "$c" --user-data-dir="$W/cr/d1" "${args[@]}"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'data-js="ran"'* ]]
+	local direct=$output
+	run --separate-stderr timeout 120 "${NOBODY[@]}" env HOME="$W/cr" ./tiexec-cap -v "$c" \
+		--user-data-dir="$W/cr/d2" "${args[@]}"
+	rm -f ./tiexec-cap
+	echo "tiexec: $status, $(grep '^tiexec' <<<"$stderr")"
+	[ "$status" -eq 0 ]
+	same "$direct" "$output"
+	# Most of its ~225 MiB of text on huge pages (file or thp, whichever
+	# this machine's page cache allows).
+	[[ "$stderr" =~ tiexec:\ \'$c\':\ ([0-9]+)\.[0-9]\ of\ ([0-9]+)\.[0-9]\ MiB ]]
+	[ "${BASH_REMATCH[1]}" -ge $((BASH_REMATCH[2] * 9 / 10)) ]
+}
