@@ -25,7 +25,11 @@ setup_file() {
 	# $ORIGIN programs: DT_RUNPATH and DT_RPATH with ${ORIGIN}.
 	origin_app "$W/o1" -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN/lib'
 	origin_app "$W/o2" -Wl,--disable-new-dtags -Wl,-rpath,'${ORIGIN}/lib'
-	for d in o1 o2; do
+	# musl's dynamic linker reads $ORIGIN from /proc/self/exe too.
+	if command -v musl-gcc >/dev/null; then
+		CC=musl-gcc origin_app "$W/o3" -Wl,-rpath,'$ORIGIN/lib'
+	fi
+	for d in o1 o2 o3; do
 		cp "$W/$d/app" "$W/$d/app-s"
 		"$stamp" --min-text=0 "$W/$d/app-s"
 	done
@@ -68,9 +72,9 @@ origin_app() {
 	shift
 	mkdir -p "$d/lib"
 	echo 'int big(void) { return 42; }' >"$d/l.c"
-	gcc -shared -fPIC -o "$d/lib/libbig.so" "$d/l.c"
+	${CC:-gcc} -shared -fPIC -o "$d/lib/libbig.so" "$d/l.c"
 	printf '#include <stdio.h>\nint big(void);\nint main(void) { printf("big %%d\\n", big()); return 0; }\n' >"$d/m.c"
-	gcc -o "$d/app" "$d/m.c" -L"$d/lib" -lbig "$@"
+	${CC:-gcc} -o "$d/app" "$d/m.c" -L"$d/lib" -lbig "$@"
 }
 
 # binfmt_nobody SCRIPT: bash -c SCRIPT in $W as uid/gid 65534 with no
@@ -103,8 +107,9 @@ binfmt_nobody() {
 	[ "$status" -ne 90 ] || skip_unsupported "cannot mount a private binfmt_misc (needs Linux >= 6.7)"
 }
 
-@test "\$ORIGIN (DT_RUNPATH, DT_RPATH \${ORIGIN}): direct, command line, binfmt_misc" {
-	for d in o1 o2; do
+@test "\$ORIGIN (glibc DT_RUNPATH, DT_RPATH \${ORIGIN}, musl): direct, command line, binfmt_misc" {
+	[ -x "$W/o3/app" ] || skip_unsupported "musl-gcc is not installed (Debian package musl-tools)"
+	for d in o1 o2 o3; do
 		run_t "${NOBODY[@]}" "$W/$d/app"
 		same "big 42" "$output"
 		run_t "${NOBODY[@]}" ./tiexec --min-text=0 "$W/$d/app"
