@@ -78,19 +78,26 @@ origin_app() {
 }
 
 # binfmt_nobody SCRIPT: bash -c SCRIPT in $W as uid/gid 65534 with no
-# capabilities, in a user + mount + pid namespace whose uids and gids
+# capabilities (the bounding set stays full, as an ordinary user's does, so
+# that a file capability still works), in a user + mount + pid namespace whose uids and gids
 # 0-65535 map 1:1 onto the machine's (written from outside, as root), with
-# a private binfmt_misc where tiexec's rule is registered.  Sets $status,
-# $output, $stderr like run --separate-stderr.
+# a private binfmt_misc where tiexec's rule is registered (interpreter
+# $W/${INTERP:-tiexec}).  With AMBIENT=NAME, the user has capability NAME in
+# its ambient set (what a service manager's AmbientCapabilities= gives).
+# Sets $status, $output, $stderr like run --separate-stderr.
 binfmt_nobody() {
 	local t=$BATS_TEST_TMPDIR pid me
 	unshare --user --mount --pid --fork --kill-child --mount-proc bash -c '
 		for i in $(seq 1000); do [ -s /proc/self/uid_map ] && break; sleep 0.01; done
 		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || exit 90
-		"$1/scripts/tiexec-binfmt" register --interpreter "$2/tiexec" >/dev/null || exit 91
+		"$1/scripts/tiexec-binfmt" register --interpreter "$2/$4" >/dev/null || exit 91
 		cd "$2" || exit 92
+		if [ -n "$5" ]; then
+			exec capsh --keep=1 --user=nobody --inh=cap_$5 --addamb=cap_$5 -- -c "$3"
+		fi
 		exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-			--bounding-set=-all bash -c "$3"' _ "$ROOT" "$W" "$1" >"$t/ns.out" 2>"$t/ns.err" &
+			bash -c "$3"' _ "$ROOT" "$W" "$1" "${INTERP:-tiexec}" "${AMBIENT:-}" \
+		>"$t/ns.out" 2>"$t/ns.err" &
 	pid=$!
 	me=$(readlink /proc/self/ns/user)
 	for _ in $(seq 500); do
@@ -183,8 +190,49 @@ binfmt_nobody() {
 	# know the values it replaced); the program itself sees AT_SECURE 0.
 	run_t setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --pdeathsig TERM -- \
 		bash -c "$run" _ ./tiexec-cap --min-text=0 ./traits
-	rm -f ./tiexec-cap
 	same $'pdeathsig 0\nstack 8192\npersona 0x0\nsecure 0\ncapamb 0000000000000000\nexe traits' "$output"
+	# Under no_new_privs the capability is not granted, the exec is secure
+	# all the same, and the link stays tiexec's.
+	run_t setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --pdeathsig TERM \
+		--no-new-privs -- bash -c "$run" _ ./tiexec-cap --min-text=0 ./traits
+	same $'pdeathsig 0\nstack 8192\npersona 0x0\nsecure 0\ncapamb 0000000000000000\nexe tiexec-cap' "$output"
+	# Ambient capabilities are cleared by the exec of a file with file
+	# capabilities.
+	run_t capsh --keep=1 --user=nobody --inh=cap_checkpoint_restore --addamb=cap_checkpoint_restore -- \
+		-c 'exec ./tiexec-cap --min-text=0 ./traits'
+	rm -f ./tiexec-cap
+	[[ "$output" == *$'\ncapamb 0000000000000000\nexe traits' ]]
+}
+
+@test "writing the running binary: allowed by default, Text file busy with the opt-in (as directly)" {
+	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
+	cp ./tiexec ./tiexec-cap
+	setcap cap_checkpoint_restore+ep ./tiexec-cap
+	cp "$FIXTURES/bigtext-pie" ./busy
+	chmod 777 ./busy
+	local how got=()
+	for how in direct tiexec tiexec-cap; do
+		coproc P {
+			case $how in
+			direct) exec "${NOBODY[@]}" ./busy wait ;;
+			*) exec "${NOBODY[@]}" "./$how" ./busy wait ;;
+			esac
+		}
+		local pid=$P_PID ready
+		read -r ready <&"${P[0]}"
+		[ "$ready" = ready ]
+		if "${NOBODY[@]}" sh -c ': >>./busy' 2>"$BATS_TEST_TMPDIR/err"; then
+			got+=("$how writable")
+		elif grep -q 'Text file busy' "$BATS_TEST_TMPDIR/err"; then
+			got+=("$how busy")
+		else
+			got+=("$how $(cat "$BATS_TEST_TMPDIR/err")")
+		fi
+		exec {P[1]}>&-
+		wait "$pid" || true
+	done
+	rm -f ./tiexec-cap ./busy
+	same "direct busy tiexec writable tiexec-cap busy" "${got[*]}"
 }
 
 @test "ambient CAP_CHECKPOINT_RESTORE (a service manager's): no secure exec, the program keeps it" {
@@ -197,7 +245,7 @@ binfmt_nobody() {
 	same "$direct" "$output"
 }
 
-@test "chromium --headless --dump-dom: with the opt-in, and its text on 2 MiB pages" {
+@test "chromium --headless --dump-dom: with the opt-ins (file capability, ambient capability), its text on 2 MiB pages" {
 	local c=/usr/lib/chromium/chromium
 	[ -x "$c" ] || skip_unsupported "chromium is not installed (Debian package chromium)"
 	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
@@ -214,7 +262,6 @@ binfmt_nobody() {
 	local direct=$output
 	run --separate-stderr timeout 120 "${NOBODY[@]}" env HOME="$W/cr" ./tiexec-cap -v "$c" \
 		--user-data-dir="$W/cr/d2" "${args[@]}"
-	rm -f ./tiexec-cap
 	echo "tiexec: $status, $(grep '^tiexec' <<<"$stderr")"
 	[ "$status" -eq 0 ]
 	same "$direct" "$output"
@@ -222,4 +269,17 @@ binfmt_nobody() {
 	# this machine's page cache allows).
 	[[ "$stderr" =~ tiexec:\ \'$c\':\ ([0-9]+)\.[0-9]\ of\ ([0-9]+)\.[0-9]\ MiB ]]
 	[ "${BASH_REMATCH[1]}" -ge $((BASH_REMATCH[2] * 9 / 10)) ]
+	# Transparently (a stamped copy of chromium's directory): chromium
+	# starts its children by executing /proc/self/exe under no_new_privs,
+	# where a file capability is not granted, so the opt-in that reaches
+	# them is an ambient capability.
+	cp -a /usr/lib/chromium "$W/chromium"
+	"$BUILD/stamp/tiexec-stamp" "$W/chromium/chromium"
+	AMBIENT=checkpoint_restore binfmt_nobody \
+		"HOME=$W/cr TIEXEC_VERBOSE=1 ./chromium/chromium --user-data-dir=$W/cr/d3 ${args[*]}"
+	rm -rf ./tiexec-cap "$W/chromium"
+	[ "$status" -eq 0 ]
+	same "$direct" "$output"
+	[[ "$stderr" == *"tiexec: './chromium/chromium': "*" of "*" MiB text on 2 MiB pages"* ]]
+	[[ "$stderr" != *"ICU data"* ]]
 }
