@@ -283,3 +283,81 @@ binfmt_nobody() {
 	[[ "$stderr" == *"tiexec: './chromium/chromium': "*" of "*" MiB text on 2 MiB pages"* ]]
 	[[ "$stderr" != *"ICU data"* ]]
 }
+
+# deploy_reexec HOW: starts ./deployed (a copy of reexec) as uid 65534 --
+# directly, through ./tiexec, or through ./tiexec-cap -- replaces the file by
+# rename (a deploy) or deletes it while it runs, then lets it re-execute
+# /proc/self/exe.  Prints what the re-executed child reported, or its
+# status.
+deploy_reexec() {
+	local how=$1 what=$2 line
+	cp "$FIXTURES/reexec" ./deployed
+	coproc P {
+		case $how in
+		direct) exec "${NOBODY[@]}" env REEXEC_WAIT=1 ./deployed ;;
+		*) exec "${NOBODY[@]}" env REEXEC_WAIT=1 "./$how" --min-text=0 ./deployed ;;
+		esac
+	} 2>&1
+	local pid=$P_PID
+	read -r line <&"${P[0]}"
+	[[ "$line" == "parent "* ]] || { echo "no parent line: $line"; return 1; }
+	if [ "$what" = replace ]; then
+		cp "$FIXTURES/probe-pie" ./deployed.new
+		mv -f ./deployed.new ./deployed
+	else
+		rm -f ./deployed
+	fi
+	echo go >&"${P[1]}"
+	read -r line <&"${P[0]}" || line=
+	wait "$pid" && st=0 || st=$?
+	rm -f ./deployed
+	echo "$how $what: ${line%% secure=*} status $st"
+}
+
+@test "re-executing after a deploy: the old program with the opt-in (as directly), the new file or 127 by default" {
+	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
+	cp ./tiexec ./tiexec-cap
+	setcap cap_checkpoint_restore+ep ./tiexec-cap
+	local out=()
+	for how in direct tiexec-cap tiexec; do
+		out+=("$(deploy_reexec $how replace)")
+		out+=("$(deploy_reexec $how delete)")
+	done
+	rm -f ./tiexec-cap
+	printf '%s\n' "${out[@]}"
+	same "direct replace: child exe=deployed (deleted) argc=3 argv0=./deployed [child] [x y] status 7
+direct delete: child exe=deployed (deleted) argc=3 argv0=./deployed [child] [x y] status 7
+tiexec-cap replace: child exe=deployed (deleted) argc=3 argv0=./deployed [child] [x y] status 7
+tiexec-cap delete: child exe=deployed (deleted) argc=3 argv0=./deployed [child] [x y] status 7
+tiexec replace: argc 3 status 0
+tiexec delete: tiexec: '$W/deployed': No such file or directory status 127" "$(printf '%s\n' "${out[@]}")"
+}
+
+@test "gdb -p: the program's symbols with the opt-in, as directly; not by default" {
+	command -v gdb >/dev/null || skip_unsupported "gdb is not installed"
+	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
+	cp ./tiexec ./tiexec-cap
+	setcap cap_checkpoint_restore+ep ./tiexec-cap
+	cp "$FIXTURES/bigtext-pie" ./gdbme
+	local how got=()
+	for how in direct tiexec-cap tiexec; do
+		coproc P {
+			case $how in
+			direct) exec "${NOBODY[@]}" ./gdbme wait ;;
+			*) exec "${NOBODY[@]}" "./$how" ./gdbme wait ;;
+			esac
+		}
+		local pid=$P_PID ready
+		read -r ready <&"${P[0]}"
+		[ "$ready" = ready ]
+		if timeout 60 gdb -nx -batch -p "$pid" -ex bt 2>/dev/null | grep -q ' in wait_eof ('; then
+			got+=("$how symbols")
+		else
+			got+=("$how no-symbols")
+		fi
+		exec {P[1]}>&-
+		wait "$pid" || true
+	done
+	rm -f ./tiexec-cap ./gdbme
+	same "direct symbols tiexec-cap symbols tiexec no-symbols" "${got[*]}"
+}
