@@ -19,6 +19,7 @@
 #include <linux/fadvise.h>
 
 #include "arch/x86_64/arch.h"
+#include "caps.h"
 #include "huge.h"
 #include "loader.h"
 #include "mark.h"
@@ -580,6 +581,7 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 	relocate_self();
 	t0 = now_ns();
 	parse_start(sp, &s);
+	caps_enter();
 	limits_raise();
 	settings_from_env(&s);
 

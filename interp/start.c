@@ -4,6 +4,7 @@
 #include <linux/auxvec.h>
 
 #include "arch/x86_64/arch.h"
+#include "caps.h"
 #include "loader.h"
 #include "origin.h"
 #include "sys.h"
@@ -478,8 +479,11 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 	mm.env_start = mm.arg_end;
 	mm.env_end = mm.arg_end + (a.env_ok ? a.env_keep : 0);
 	mm.start_stack = (uint64_t)(uintptr_t)s->argv - 8;
-	if (a.args_ok && fp.kind != PAGE_NONE)
+	if (a.args_ok && fp.kind != PAGE_NONE) {
+		caps_raise();
 		exe_mode = exe_link_mode(&mm, &exe_done);
+		caps_lower();
+	}
 	struct origin_fix fx[ORIGIN_MAX_FIX];
 	unsigned nfix = 0;
 	size_t orglen = 0;
@@ -512,7 +516,7 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 
 	/* 3. Tell the kernel the final bounds and aux vector (auxv first,
 	 *    into the block, so PR_SET_MM_MAP can record it). */
-	int drop_caps = aux[AT_SECURE] && aux[AT_UID] == aux[AT_EUID] && aux[AT_GID] == aux[AT_EGID];
+	int drop_caps = caps_from_file();
 	long na = build_auxv(s, auxo, fn_final, p.naux, drop_caps);
 	fix_origin(fx, nfix, strs + p.fnlen, strs_final + p.fnlen);
 	uint64_t env_at = p.env_in_block ? strs_final + p.env_off : a.arg_start + a.moved;
@@ -595,5 +599,8 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 	if (fin.exe_mode == ARCH_EXE_NONE || !page)
 		sys_close(prog.fd);
 	limits_restore();
+	/* From here only the final stage runs: the exe prctl, then (opt-in)
+	 * every capability dropped. */
+	caps_raise();
 	arch_jump_final((void *)(uintptr_t)p.dst, w, p.len, code, f);
 }

@@ -361,3 +361,27 @@ tiexec delete: tiexec: '$W/deployed': No such file or directory status 127" "$(p
 	rm -f ./tiexec-cap ./gdbme
 	same "direct symbols tiexec-cap symbols tiexec no-symbols" "${got[*]}"
 }
+
+@test "opt-in: the capability is effective only around the exe prctl (strace)" {
+	command -v strace >/dev/null || skip_unsupported "strace is not installed"
+	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
+	cp ./tiexec ./tiexec-cap
+	setcap cap_checkpoint_restore+ep ./tiexec-cap
+	# Traced by root, the exec still gets the file capability.
+	run_t strace -o "$BATS_TEST_TMPDIR/st" -e trace=execve,capset,prctl,openat,read,pread64 \
+		"${NOBODY[@]}" ./tiexec-cap --min-text=0 ./traits
+	rm -f ./tiexec-cap
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"exe traits"* ]]
+	# From tiexec's exec on: E0 effective emptied, E1 raised, DROP all
+	# gone, io any read or open, mm PR_SET_MM_MAP.
+	local seq
+	seq=$(sed -n '/execve("\.\/tiexec-cap"/,$p' "$BATS_TEST_TMPDIR/st" | awk '
+		/capset\(.*permitted=0,/ { print "DROP"; next }
+		/capset\(.*effective=0,/ { print "E0"; next }
+		/capset\(/ { print "E1"; next }
+		/PR_SET_MM_MAP/ { print "mm"; next }
+		/openat|read\(|pread64/ { print "io"; next }' | uniq | tr '\n' ' ')
+	echo "$seq"
+	[[ "$seq" =~ ^E0\ io\ E1\ mm\ E0\ mm\ E1\ mm\ DROP\  ]]
+}

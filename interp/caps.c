@@ -1,0 +1,60 @@
+/* Capabilities of the file-capability opt-in (see caps.h). */
+#include "caps.h"
+
+#include <linux/auxvec.h>
+
+#include "loader.h"
+#include "sys.h"
+
+#define CAP_V3 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */
+#define CAP_SYS_ADMIN 21
+#define CAP_SYS_RESOURCE 24
+#define CAP_CHECKPOINT_RESTORE 40
+
+struct cap_hdr {
+	uint32_t version;
+	int pid;
+};
+struct cap_data {
+	uint32_t effective, permitted, inheritable;
+};
+
+static int opted_in;
+
+int caps_from_file(void)
+{
+	return aux[AT_SECURE] && aux[AT_UID] == aux[AT_EUID] && aux[AT_GID] == aux[AT_EGID];
+}
+
+/* Sets the effective set to `want` limited to the permitted set. */
+static void set_effective(uint64_t want)
+{
+	struct cap_hdr h = {CAP_V3, 0};
+	struct cap_data d[2];
+
+	if (SC(__NR_capget, &h, d, 0, 0, 0, 0) < 0)
+		return;
+	d[0].effective = (uint32_t)want & d[0].permitted;
+	d[1].effective = (uint32_t)(want >> 32) & d[1].permitted;
+	SC(__NR_capset, &h, d, 0, 0, 0, 0);
+}
+
+void caps_enter(void)
+{
+	opted_in = caps_from_file();
+	if (opted_in)
+		set_effective(0);
+}
+
+void caps_raise(void)
+{
+	if (opted_in)
+		set_effective(1ULL << CAP_CHECKPOINT_RESTORE | 1ULL << CAP_SYS_ADMIN |
+			      1ULL << CAP_SYS_RESOURCE);
+}
+
+void caps_lower(void)
+{
+	if (opted_in)
+		set_effective(0);
+}

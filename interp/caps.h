@@ -1,0 +1,22 @@
+/* The opt-in by file capability (README, "/proc/self/exe"): the kernel
+ * starts tiexec with CAP_CHECKPOINT_RESTORE (or CAP_SYS_RESOURCE) in its
+ * permitted and effective sets.  tiexec needs it for one thing, the prctl
+ * that points /proc/PID/exe at the program, and before that it reads files
+ * it has no reason to trust.  So the effective set is emptied at entry and
+ * the capability is effective only around that prctl: the probe in
+ * start.c, then the final stage, which drops every capability right after
+ * it.  Ambient capabilities (no secure exec) are the caller's own and are
+ * left alone. */
+#pragma once
+
+/* Whether the kernel started us from a file capability: a secure exec with
+ * no set-user-ID or set-group-ID involved. */
+int caps_from_file(void);
+
+/* At entry: in that case, no capability stays effective. */
+void caps_enter(void);
+
+/* Makes the capabilities the exe prctls need effective (those in the
+ * permitted set), or none again. */
+void caps_raise(void);
+void caps_lower(void);
