@@ -90,6 +90,13 @@ void parse_start(uint64_t *sp, struct start *s);
 /* Puts back the resource limits tiexec raised for itself (main.c). */
 void limits_restore(void);
 /* Builds the program's stack from ours (its argv is ours from `first`) and
- * jumps to entry. */
+ * jumps to entry.  With hook, ld.so (at entry) returns to tiexec_hook
+ * (libs.c) instead of entering the program. */
 __attribute__((noreturn)) void start_program(struct start *s, long first, const char *execfn,
-					     uint64_t entry);
+					     uint64_t entry, int hook);
+/* ---- libs.c: the stage after the dynamic linker ---- */
+/* Entered from tiexec_hook (arch.h) with the program's stack pointer. */
+__attribute__((noreturn)) void tiexec_hook_main(uint64_t *sp);
+/* The hook's last step: the final stage, into the program, with the
+ * registers ld.so left. */
+__attribute__((noreturn)) void start_after_hook(void);

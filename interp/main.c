@@ -608,7 +608,10 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 	opts_merge(&opt, &env_o);
 	opts_merge(&opt, &cli_o);
 	int remap = opt.strategy != ST_OFF && prog.info.text_bytes >= opt.min_text;
-	if (!remap && !l.binfmt && opt.strategy != ST_OFF)
+	/* A dynamic program's libraries may hold the text worth placing
+	 * (clang's is in libLLVM): with libs, a small one is still loaded. */
+	int hook = opt.libs && opt.strategy != ST_OFF && prog.info.interp >= 0;
+	if (!remap && !hook && !l.binfmt && opt.strategy != ST_OFF)
 		exec_small(&s, &l);
 	if (!l.binfmt && !fds_free(prog.info.interp >= 0 ? 2 : 1)) {
 		verbose_note(l.path, "no free file descriptor (RLIMIT_NOFILE): running it directly");
@@ -627,5 +630,5 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 	tell(l.path, remap, &l, &hr, t0);
 	uint64_t entry = prog.info.interp >= 0 ? interp.eh.e_entry + interp.bias
 					       : prog.eh.e_entry + prog.bias;
-	start_program(&s, l.first, l.execfn, entry);
+	start_program(&s, l.first, l.execfn, entry, hook);
 }

@@ -58,7 +58,8 @@ enum {
 /* flags: a bit set turns a setting on; clear means "not asked for". */
 #define TIEXEC_POLICY_ROUND_OUT 0x1u /* --round-out */
 #define TIEXEC_POLICY_LAZY 0x2u      /* --lazy */
-#define TIEXEC_POLICY_LIBS 0x4u      /* shared libraries too (reserved: a later issue) */
+#define TIEXEC_POLICY_LIBS 0x4u      /* --libs: shared libraries too (the default) */
+#define TIEXEC_POLICY_NO_LIBS 0x8u   /* --no-libs: the program's own text only */
 
 struct tiexec_policy {
 	uint32_t version;  /* TIEXEC_POLICY_VERSION */

@@ -40,6 +40,7 @@ void opts_default(struct opts *o)
 	o->strategy = ST_AUTO;
 	o->lazy = 0;
 	o->round_out = 0;
+	o->libs = 1;
 	o->min_text = TX_HUGE;
 	o->help = o->version = 0;
 	o->set = 0;
@@ -53,6 +54,8 @@ void opts_merge(struct opts *dst, const struct opts *src)
 		dst->strategy = src->strategy;
 	if (src->set & OPT_LAZY)
 		dst->lazy = src->lazy;
+	if (src->set & OPT_LIBS)
+		dst->libs = src->libs;
 	if (src->set & OPT_ROUND_OUT)
 		dst->round_out = src->round_out;
 	if (src->set & OPT_MIN_TEXT)
@@ -98,6 +101,12 @@ enum opts_note_err opts_note(struct opts *o, const void *desc, size_t len)
 	if (p.flags & TIEXEC_POLICY_LAZY) {
 		o->lazy = 1;
 		o->set |= OPT_LAZY;
+	}
+	if (p.flags & (TIEXEC_POLICY_LIBS | TIEXEC_POLICY_NO_LIBS)) {
+		if ((p.flags & TIEXEC_POLICY_LIBS) && (p.flags & TIEXEC_POLICY_NO_LIBS))
+			return OPT_NOTE_BAD;
+		o->libs = (p.flags & TIEXEC_POLICY_LIBS) != 0;
+		o->set |= OPT_LIBS;
 	}
 	return OPT_NOTE_OK;
 }
@@ -162,6 +171,9 @@ enum opts_env_err opts_env(struct opts *o, const char *e)
 	} else if ((v = after(e, "LAZY="))) {
 		o->lazy = opts_bool(v);
 		o->set |= OPT_LAZY;
+	} else if ((v = after(e, "LIBS="))) {
+		o->libs = opts_bool(v);
+		o->set |= OPT_LIBS;
 	} else if ((v = after(e, "ROUND_OUT="))) {
 		o->round_out = opts_bool(v);
 		o->set |= OPT_ROUND_OUT;
@@ -200,6 +212,9 @@ int opts_argv(struct opts *o, int argc, char **argv, const char **bad, const cha
 		} else if (eq(a, "--round-out")) {
 			o->round_out = 1;
 			o->set |= OPT_ROUND_OUT;
+		} else if (eq(a, "--libs") || eq(a, "--no-libs")) {
+			o->libs = a[2] == 'l';
+			o->set |= OPT_LIBS;
 		} else if (eq(a, "-h") || eq(a, "--help")) {
 			o->help = 1;
 		} else if (eq(a, "--version")) {

@@ -14,6 +14,7 @@ struct opts {
 	enum strategy strategy;
 	int lazy;
 	int round_out;
+	int libs; /* shared libraries' text too (the stage after ld.so, libs.c) */
 	uint64_t min_text;
 	int help, version;
 	unsigned set; /* OPT_* bits: which of the fields above this source set */
@@ -24,6 +25,7 @@ struct opts {
 #define OPT_LAZY 0x4u
 #define OPT_ROUND_OUT 0x8u
 #define OPT_MIN_TEXT 0x10u
+#define OPT_LIBS 0x20u
 
 /* Copies the fields src has set over dst. */
 void opts_merge(struct opts *dst, const struct opts *src);

@@ -15,6 +15,7 @@
 
 ARCH_FINAL;
 ARCH_JUMP_FINAL;
+ARCH_HOOK;
 
 static char exe_env[4096 + 40]; /* "TIEXEC_EXE=PID:/abs/path" */
 static char prog_dir[4096];      /* the directory of that path */
@@ -276,36 +277,48 @@ static int exe_link_mode(struct prctl_mm_map *mm, int *done)
 	return ARCH_EXE_NONE;
 }
 
-/* "TIEXEC_EXE=PID:/abs/path/of/program", the re-exec hint (see
- * reexec_of in main.c), for a program whose /proc/self/exe keeps naming
- * tiexec; NULL if the path cannot be had. */
-static const char *exe_hint(void)
+/* The program's path as /proc/PID/exe would name it (the open file's
+ * link), and its directory the way glibc's _dl_get_origin derives one (up
+ * to the last '/', "/" at the top).  NULL if it cannot be had. */
+static const char *program_path(void)
 {
+	static char path[4096];
 	struct msg m;
 
 	m.n = 0;
 	msg_str(&m, "/proc/self/fd/");
 	msg_u64(&m, (uint64_t)prog.fd);
 	m.b[m.n] = '\0';
+	long n = sys_readlinkat(TX_AT_FDCWD, m.b, path, sizeof(path) - 1);
+	if (n <= 0 || path[0] != '/' || n >= (long)sizeof(path) - 1)
+		return NULL;
+	path[n] = '\0';
+	size_t dl = (size_t)n;
+	while (dl > 1 && path[dl - 1] != '/')
+		dl--;
+	if (dl > 1)
+		dl--;
+	memcpy(prog_dir, path, dl);
+	prog_dir[dl] = '\0';
+	return path;
+}
+
+/* "TIEXEC_EXE=PID:/abs/path/of/program", the re-exec hint (see
+ * reexec_of in main.c), for a program whose /proc/self/exe keeps naming
+ * tiexec; NULL if the path cannot be had. */
+static const char *exe_hint(void)
+{
+	const char *path = program_path();
 	struct msg h;
+
+	if (!path || strlen(path) > sizeof(exe_env) - 40)
+		return NULL;
 	h.n = 0;
 	msg_str(&h, "TIEXEC_EXE=");
 	msg_u64(&h, (uint64_t)SC(__NR_getpid, 0, 0, 0, 0, 0, 0));
 	msg_str(&h, ":");
 	memcpy(exe_env, h.b, h.n);
-	size_t room = sizeof(exe_env) - h.n - 1;
-	long n = sys_readlinkat(TX_AT_FDCWD, m.b, exe_env + h.n, room);
-	if (n <= 0 || exe_env[h.n] != '/' || (size_t)n >= room)
-		return NULL;
-	exe_env[h.n + (size_t)n] = '\0';
-	/* As glibc's _dl_get_origin derives it: up to the last '/', "/" at the top. */
-	size_t dl = (size_t)n;
-	while (dl > 1 && exe_env[h.n + dl - 1] != '/')
-		dl--;
-	if (dl > 1)
-		dl--;
-	memcpy(prog_dir, exe_env + h.n, dl);
-	prog_dir[dl] = '\0';
+	memcpy(exe_env + h.n, path, strlen(path) + 1);
 	return exe_env;
 }
 
@@ -445,6 +458,137 @@ static uint64_t lay_env(const struct start *s, const char *hint, char *to, uint6
 	return n;
 }
 
+/* ---- the stage after the dynamic linker ---------------------------------- */
+
+/* When the libraries' text is wanted on huge pages too (libs.c), ld.so
+ * must run first and then give control back: the aux vector on the stack
+ * names tiexec_hook as AT_ENTRY (the kernel's copy, /proc/PID/auxv, keeps
+ * the program's), tiexec stays mapped, and the final stage waits for the
+ * hook.  Everything else -- the stack, the bounds, the capabilities, the
+ * program's descriptor for the exe link -- is ready before ld.so runs. */
+static struct {
+	struct arch_final fin; /* the final stage, all but the registers */
+	uint64_t entry;        /* the program's own entry point */
+	const char *reopen;    /* the program to open again for the exe link */
+} after;
+
+/* The program's descriptor is needed across ld.so only to set the exe
+ * link at the end.  ld.so must not be short of one for it (a low
+ * RLIMIT_NOFILE, the soft limit already given back): then it is closed
+ * and the program opened again by its path at the hook. */
+static void keep_program_fd(void)
+{
+	if (after.fin.exe_mode == ARCH_EXE_NONE) {
+		sys_close(prog.fd);
+		prog.fd = -1;
+		return;
+	}
+	long d = sys_fcntl(prog.fd, TX_F_DUPFD_CLOEXEC, 0);
+	if (d >= 0) {
+		sys_close((int)d);
+		return;
+	}
+	after.reopen = program_path();
+	sys_close(prog.fd);
+	prog.fd = -1;
+}
+
+/* At the hook: the exe link needs the program open again (see above); if
+ * it cannot be, the link stays tiexec's. */
+static void reopen_program(struct arch_final *fin)
+{
+	struct prctl_mm_map mm;
+
+	if (!after.reopen)
+		return;
+	prog.fd = (int)sys_openat(TX_AT_FDCWD, after.reopen, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
+	if (prog.fd < 0) {
+		fin->exe_mode = ARCH_EXE_NONE;
+		return;
+	}
+	memcpy(&mm, fin->mm, sizeof(mm));
+	mm.exe_fd = (uint32_t)prog.fd;
+	memcpy(fin->mm, &mm, sizeof(mm));
+	fin->exe_fd = (uint64_t)prog.fd;
+}
+
+__attribute__((noreturn)) static void hop_to_ldso(const struct arch_final *fin, struct final_page *fp,
+						  uint64_t *auxo, void *dst, const uint64_t *w, size_t len,
+						  uint64_t ldso_entry)
+{
+	static struct arch_final hop;
+
+	after.fin = *fin;
+	after.fin.tmp_lo = after.fin.tmp_len = 0;
+	after.fin.entry = 0;
+	for (uint64_t *a = auxo; a[0] != AT_NULL; a += 2) {
+		if (a[0] == AT_ENTRY) {
+			after.entry = a[1];
+			a[1] = (uint64_t)(uintptr_t)tiexec_hook;
+		}
+	}
+	if (fp->kind == PAGE_MEMFD)
+		sys_close(fp->fd);
+	else if (fp->kind == PAGE_ANON)
+		sys_munmap(fp->anon, TX_PAGE);
+	/* To ld.so with the registers a kernel gives, from the loader's own
+	 * copy of the final stage: it unmaps only the block's buffer. */
+	memset(&hop, 0, sizeof(hop));
+	hop.tmp_lo = fin->tmp_lo;
+	hop.tmp_len = fin->tmp_len;
+	hop.entry = ldso_entry;
+	limits_restore();
+	keep_program_fd();
+	arch_jump_final(dst, w, len, arch_final_code, &hop);
+}
+
+/* A "syscall; ret" in the interpreter's text, for the final stage to unmap
+ * its own page on the way into the program without touching the registers
+ * ld.so left (the vDSO's gadget clears %rdx, ld.so's finalizer). */
+static uint64_t interp_syscall_ret(void)
+{
+	for (unsigned i = 0; i < interp.nsegs; i++) {
+		const struct seg *g = &interp.segs[i];
+		if (!(g->flags & PF_X) || (g->flags & PF_W))
+			continue;
+		const unsigned char *b = (const unsigned char *)(uintptr_t)g->vaddr;
+		for (uint64_t j = 0; j + 3 <= g->filesz; j++)
+			if (arch_is_syscall_ret(b + j, 3))
+				return g->vaddr + j;
+	}
+	return 0;
+}
+
+uint64_t tx_hook_sp;
+struct arch_regs tx_hook_regs;
+
+__attribute__((noreturn)) void start_after_hook(void)
+{
+	struct arch_final *fin = &after.fin;
+	struct final_page fp;
+
+	reopen_program(fin);
+	fin->regs = tx_hook_regs;
+	fin->entry = after.entry;
+	fin->gadget = interp_syscall_ret();
+	final_page_open(&fp);
+	uint64_t page = final_page_commit(&fp, fin);
+	const void *code = (const void *)(uintptr_t)page;
+	const struct arch_final *f = (const struct arch_final *)(uintptr_t)(page + final_data_off());
+	if (!page) {
+		fin->loader_len = 0;
+		fin->page = 0;
+		fin->gadget = 0;
+		fin->exe_mode = ARCH_EXE_NONE;
+		code = arch_final_code;
+		f = fin;
+	}
+	if ((fin->exe_mode == ARCH_EXE_NONE || !page) && prog.fd >= 0)
+		sys_close(prog.fd);
+	caps_raise();
+	arch_jump_final((void *)(uintptr_t)tx_hook_sp, NULL, 0, code, f);
+}
+
 /* Builds the program's argc/argv/envp/auxv block and jumps.  The program's
  * arguments (a suffix of ours) move to the start of the kernel's argument
  * area, so /proc/PID/cmdline shows them; PR_SET_MM_MAP (no privilege
@@ -459,7 +603,7 @@ static uint64_t lay_env(const struct start *s, const char *hint, char *to, uint6
  * tiexec, and TIEXEC_EXE=<program> joins the environment so that a re-exec
  * of /proc/self/exe runs the program again (see tiexec_main). */
 __attribute__((noreturn)) void start_program(struct start *s, long first, const char *execfn,
-						   uint64_t entry)
+						   uint64_t entry, int hook)
 {
 	struct areas a;
 	struct plan p;
@@ -468,6 +612,13 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 	static struct arch_final fin;
 	int exe_mode = ARCH_EXE_NONE, exe_done = 0;
 	const char *hint = NULL;
+	static char path_copy[4096];
+
+	/* The argument strings move below: keep the name messages use. */
+	if (hook && strlen(prog.path) < sizeof(path_copy)) {
+		memcpy(path_copy, prog.path, strlen(prog.path) + 1);
+		prog.path = path_copy;
+	}
 
 	/* 1. Bounds, the final stage's page, and whether /proc/PID/exe can
 	 *    be set (which decides whether the hint is needed). */
@@ -487,13 +638,15 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 	struct origin_fix fx[ORIGIN_MAX_FIX];
 	unsigned nfix = 0;
 	size_t orglen = 0;
-	if (exe_mode == ARCH_EXE_NONE && !exe_done) {
+	if (exe_mode == ARCH_EXE_NONE && !exe_done)
 		hint = exe_hint();
-		if (hint && !aux[AT_SECURE])
-			nfix = origin_find(fx, prog_dir);
-		for (unsigned i = 0; i < nfix; i++)
-			orglen += fx[i].outlen;
-	}
+	/* ld.so takes $ORIGIN from /proc/self/exe, which names tiexec while
+	 * it runs unless the link is set before (not after the hook, nor for
+	 * an ordinary user): hand it the strings expanded. */
+	if ((hint || hook) && !aux[AT_SECURE] && (hint || program_path()))
+		nfix = origin_find(fx, prog_dir);
+	for (unsigned i = 0; i < nfix; i++)
+		orglen += fx[i].outlen;
 
 	/* 2. Where everything goes. */
 	find_areas(s, first, hint, &a);
@@ -584,6 +737,8 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 	mm.auxv = (__u64 *)(uintptr_t)(p.dst + (uint64_t)(auxo - w) * 8);
 	mm.exe_fd = (uint32_t)prog.fd;
 	memcpy(fin.mm, &mm, sizeof(mm));
+	if (hook)
+		hop_to_ldso(&fin, &fp, auxo, (void *)(uintptr_t)p.dst, w, p.len, entry);
 	uint64_t page = final_page_commit(&fp, &fin);
 	const void *code = (const void *)(uintptr_t)page;
 	const struct arch_final *f = (const struct arch_final *)(uintptr_t)(page + final_data_off());

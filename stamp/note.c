@@ -134,7 +134,7 @@ char *policy_format(const struct tiexec_policy *p, char *buf, size_t len)
 		 strategy_to_name(p->strategy), size,
 		 p->flags & TIEXEC_POLICY_ROUND_OUT ? "yes" : "no",
 		 p->flags & TIEXEC_POLICY_LAZY ? "yes" : "no",
-		 p->flags & TIEXEC_POLICY_LIBS ? " libs=yes" : "");
+		 p->flags & TIEXEC_POLICY_LIBS ? " libs=yes" : p->flags & TIEXEC_POLICY_NO_LIBS ? " libs=no" : "");
 	return buf;
 }
 

@@ -32,6 +32,7 @@ static const char usage[] =
 	"      --min-text=SIZE    leave the program alone below this much text (2M, 512K)\n"
 	"      --round-out        also cover the unaligned head and tail of the text\n"
 	"      --lazy             do not fault the text in at start\n"
+	"      --libs, --no-libs  shared libraries' text too (tiexec's default), or not\n"
 	"  -h, --help             this text\n"
 	"      --version          the version\n"
 	"\n"
@@ -143,12 +144,15 @@ static int bad_usage(const char *fmt, const char *arg)
 
 int main(int argc, char **argv)
 {
-	enum { O_STRATEGY = 256, O_MIN_TEXT, O_ROUND_OUT, O_LAZY, O_CHECK, O_REMOVE, O_VERSION };
+	enum { O_STRATEGY = 256, O_MIN_TEXT, O_ROUND_OUT, O_LAZY, O_LIBS, O_NO_LIBS, O_CHECK, O_REMOVE,
+	       O_VERSION };
 	static const struct option longopts[] = {
 		{ "strategy", required_argument, NULL, O_STRATEGY },
 		{ "min-text", required_argument, NULL, O_MIN_TEXT },
 		{ "round-out", no_argument, NULL, O_ROUND_OUT },
 		{ "lazy", no_argument, NULL, O_LAZY },
+		{ "libs", no_argument, NULL, O_LIBS },
+		{ "no-libs", no_argument, NULL, O_NO_LIBS },
 		{ "check", no_argument, NULL, O_CHECK },
 		{ "remove", no_argument, NULL, O_REMOVE },
 		{ "help", no_argument, NULL, 'h' },
@@ -180,6 +184,12 @@ int main(int argc, char **argv)
 			break;
 		case O_LAZY:
 			want.flags |= TIEXEC_POLICY_LAZY;
+			policy_given = 1;
+			break;
+		case O_LIBS:
+		case O_NO_LIBS:
+			want.flags &= ~(TIEXEC_POLICY_LIBS | TIEXEC_POLICY_NO_LIBS);
+			want.flags |= c == O_LIBS ? TIEXEC_POLICY_LIBS : TIEXEC_POLICY_NO_LIBS;
 			policy_given = 1;
 			break;
 		case O_CHECK:

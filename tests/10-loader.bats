@@ -442,22 +442,31 @@ stop_waiting() {
 	done
 }
 
-@test "--min-text: below it the program is run directly" {
-	run_s "$CLEAN" "$TIEXEC" -v ./probe-pie
+@test "--min-text: below it the program is run directly (static, or --no-libs)" {
+	run_s "$CLEAN" "$TIEXEC" -v ./probe-static
+	[ "$status" -eq 0 ]
+	[[ "$output" == $'argc 1\n'* ]]
+	[[ "$stderr" =~ ^"tiexec: './probe-static': "[0-9.]+" MiB of text is below --min-text (2.0 MiB): running it directly"$ ]]
+	run_s "$CLEAN" "$TIEXEC" -v --no-libs ./probe-pie
 	[ "$status" -eq 0 ]
 	[[ "$output" == $'argc 1\n'* ]]
 	same "tiexec: './probe-pie': 0.0 MiB of text is below --min-text (2.0 MiB): running it directly" "$stderr"
-	run_s "$CLEAN" "$TIEXEC" -v --min-text=1G ./probe-pie
+	run_s "$CLEAN" "$TIEXEC" -v --no-libs --min-text=1G ./probe-pie
 	[ "$status" -eq 0 ]
 	same "tiexec: './probe-pie': 0.0 MiB of text is below --min-text (1024.0 MiB): running it directly" "$stderr"
-	run_s "$CLEAN" "$TIEXEC" -v --min-text=1K ./probe-pie
+	run_s "$CLEAN" "$TIEXEC" -v --no-libs --min-text=1K ./probe-pie
 	[ "$status" -eq 0 ]
 	[[ "$stderr" =~ $LOADED_RE ]]
-	run_s "$CLEAN" "$TIEXEC" -v --min-text=1M ./probe-pie
+	run_s "$CLEAN" TIEXEC_LIBS=0 "$TIEXEC" -v --min-text=1M ./probe-pie
 	[ "$status" -eq 0 ]
 	same "tiexec: './probe-pie': 0.0 MiB of text is below --min-text (1.0 MiB): running it directly" "$stderr"
 	# A direct execve still gives the same report.
+	compare_probe 0 --no-libs -- ./probe-pie a '' 'b c'
+}
+
+@test "--min-text: a dynamic program below it is still loaded, for its libraries" {
 	compare_probe 0 -- ./probe-pie a '' 'b c'
+	same_off "tiexec: './probe-pie': loaded without remapping (--strategy=off or below --min-text)" "$via_stderr"
 }
 
 @test "--lazy and --round-out keep the report identical" {
@@ -490,7 +499,7 @@ stop_waiting() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == $'argc 1\n'* ]]
 	[[ "$stderr" =~ $LOADED_RE ]]
-	run_s "$CLEAN" TIEXEC_MIN_TEXT=0 "$TIEXEC" -v --min-text=2M ./probe-pie
+	run_s "$CLEAN" TIEXEC_MIN_TEXT=0 TIEXEC_LIBS=1 "$TIEXEC" -v --min-text=2M --no-libs ./probe-pie
 	[ "$status" -eq 0 ]
 	same "tiexec: './probe-pie': 0.0 MiB of text is below --min-text (2.0 MiB): running it directly" "$stderr"
 }

@@ -77,7 +77,11 @@ child exe=reexec argc=3 argv0=./reexec [child] [x y] secure=0 dumpable=1 capeff=
 	run_t "${NOBODY[@]}" ./tiexec --min-text=0 ./reexec
 	[ "$status" -eq 7 ]
 	same "parent exe=tiexec argc=1 argv0=./reexec secure=0 dumpable=1 capeff=0000000000000000
-child exe=reexec argc=3 argv0=./reexec [child] [x y] secure=0 dumpable=1 capeff=0000000000000000" "$output"
+child exe=tiexec argc=3 argv0=./reexec [child] [x y] secure=0 dumpable=1 capeff=0000000000000000" "$output"
+	# Without libs, a child below --min-text is executed directly.
+	run_t "${NOBODY[@]}" env TIEXEC_LIBS=0 ./tiexec --min-text=0 ./reexec
+	[ "$status" -eq 7 ]
+	[[ "$output" == *$'\nchild exe=reexec argc=3 '* ]]
 }
 
 @test "unprivileged: re-executing via os.Executable runs the program (Go)" {

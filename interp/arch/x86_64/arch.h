@@ -28,10 +28,12 @@
  * built in (when it was not the loader's own memory), sets the program as the executable
  * (PR_SET_MM_MAP with exe_fd, or PR_SET_MM_EXE_FILE), closes the program's
  * descriptor, and, when asked, drops every capability and makes the
- * process dumpable again.  Last, if a vDSO gadget "syscall; [xor r,r]...;
- * ret" was found, it pushes the entry point and lets the gadget unmap this
- * very page and "return" into the program; else it jumps there directly
- * and the page stays.  Without a page of its own (mmap failed) it runs in
+ * process dumpable again.  Last, it loads the program's registers (all
+ * zero, as from the kernel; or, after the dynamic linker, what ld.so left:
+ * see ARCH_HOOK), and if a gadget "syscall; [xor r,r]...; ret" was found
+ * (the vDSO's, or the interpreter's "syscall; ret"), pushes the entry point
+ * and lets the gadget unmap this very page and "return" into the program;
+ * else it jumps there directly and the page stays.  Without a page of its own (mmap failed) it runs in
  * place with loader_len 0 and exe_mode NONE: nothing is unmapped. */
 struct arch_final {
 	uint64_t loader_lo, loader_len; /* 0, 8 */
@@ -45,9 +47,53 @@ struct arch_final {
 	uint32_t cap_data[6];           /* 72: all zero */
 	uint64_t tmp_lo, tmp_len;       /* 96, 104: where the stack block was built */
 	uint64_t mm[13];                /* 112: struct prctl_mm_map (104 bytes) */
+	uint64_t sp;                    /* 216: the program's stack pointer, 0: %rsp already is */
+	struct arch_regs {              /* 224: the registers the program starts with */
+		uint64_t rdx, rbx, rbp, r8, r9, r10, r12, r13, r14, r15;
+	} regs;
 };
 _Static_assert(offsetof(struct arch_final, tmp_lo) == 96, "arch_final layout is the asm's");
 _Static_assert(offsetof(struct arch_final, mm) == 112, "arch_final layout is the asm's");
+_Static_assert(offsetof(struct arch_final, sp) == 216, "arch_final layout is the asm's");
+_Static_assert(offsetof(struct arch_final, regs) == 224, "arch_final layout is the asm's");
+
+/* The stage after the dynamic linker (libs.c): ld.so enters the program
+ * through AT_ENTRY, which points here instead.  Every register ld.so left
+ * is saved in tx_hook_regs (%rdx carries its finalizer, for atexit) and
+ * %rsp in tx_hook_sp, then tiexec_hook_main(sp) runs on the program's
+ * stack below its initial frame, and never returns: the final stage
+ * restores them and jumps to the program. */
+#define ARCH_HOOK                                   \
+	__asm__(".text\n"                           \
+		".global tiexec_hook\n"             \
+		".hidden tiexec_hook\n"             \
+		".type tiexec_hook,@function\n"     \
+		"tiexec_hook:\n"                    \
+		"	mov %rsp, tx_hook_sp(%rip)\n" \
+		"	mov %rdx, tx_hook_regs+0(%rip)\n" \
+		"	mov %rbx, tx_hook_regs+8(%rip)\n" \
+		"	mov %rbp, tx_hook_regs+16(%rip)\n" \
+		"	mov %r8, tx_hook_regs+24(%rip)\n" \
+		"	mov %r9, tx_hook_regs+32(%rip)\n" \
+		"	mov %r10, tx_hook_regs+40(%rip)\n" \
+		"	mov %r12, tx_hook_regs+48(%rip)\n" \
+		"	mov %r13, tx_hook_regs+56(%rip)\n" \
+		"	mov %r14, tx_hook_regs+64(%rip)\n" \
+		"	mov %r15, tx_hook_regs+72(%rip)\n" \
+		"	mov %rsp, %rdi\n"           \
+		"	and $-16, %rsp\n"           \
+		"	xor %ebp, %ebp\n"           \
+		"	call tiexec_hook_main\n"    \
+		"	hlt\n")
+
+extern char tiexec_hook[] __attribute__((visibility("hidden")));
+
+/* Whether p[0..n) is "syscall; ret": a munmap through it returns into the
+ * program with every register but %rax, %rcx and %r11 as set before. */
+static inline int arch_is_syscall_ret(const unsigned char *p, size_t n)
+{
+	return n >= 3 && p[0] == 0x0f && p[1] == 0x05 && p[2] == 0xc3;
+}
 #define ARCH_EXE_NONE 0
 #define ARCH_EXE_MAP 1
 #define ARCH_EXE_FILE 2
@@ -102,29 +148,35 @@ _Static_assert(offsetof(struct arch_final, mm) == 112, "arch_final layout is the
 		"	xor %r10d, %r10d\n"         \
 		"	xor %r8d, %r8d\n"           \
 		"	syscall\n"                  \
-		"4:	mov 32(%rbx), %rcx\n"       \
-		"	mov 48(%rbx), %r9\n"        \
+		"4:	mov 216(%rbx), %rax\n"      \
+		"	test %rax, %rax\n"          \
+		"	jz 6f\n"                    \
+		"	mov %rax, %rsp\n"           \
+		"6:	mov 32(%rbx), %rcx\n"       \
+		"	mov 48(%rbx), %rax\n"       \
 		"	mov 40(%rbx), %rdi\n"       \
-		"	xor %edx, %edx\n"           \
-		"	xor %ebp, %ebp\n"           \
-		"	xor %r8d, %r8d\n"           \
-		"	xor %r10d, %r10d\n"         \
+		"	mov 224(%rbx), %rdx\n"      \
+		"	mov 240(%rbx), %rbp\n"      \
+		"	mov 248(%rbx), %r8\n"       \
+		"	mov 256(%rbx), %r9\n"       \
+		"	mov 264(%rbx), %r10\n"      \
+		"	mov 272(%rbx), %r12\n"      \
+		"	mov 280(%rbx), %r13\n"      \
+		"	mov 288(%rbx), %r14\n"      \
+		"	mov 296(%rbx), %r15\n"      \
 		"	xor %r11d, %r11d\n"         \
-		"	xor %r12d, %r12d\n"         \
-		"	xor %r13d, %r13d\n"         \
-		"	xor %r14d, %r14d\n"         \
-		"	xor %r15d, %r15d\n"         \
-		"	xor %ebx, %ebx\n"           \
-		"	test %r9, %r9\n"            \
+		"	test %rax, %rax\n"          \
 		"	jz 5f\n"                    \
 		"	push %rcx\n"                \
+		"	push %rax\n"                \
 		"	xor %ecx, %ecx\n"           \
 		"	mov $4096, %esi\n"          \
 		"	mov $11, %eax\n"            \
-		"	jmp *%r9\n"                 \
+		"	mov 232(%rbx), %rbx\n"      \
+		"	ret\n"                      \
 		"5:	xor %edi, %edi\n"           \
 		"	xor %esi, %esi\n"           \
-		"	xor %eax, %eax\n"           \
+		"	mov 232(%rbx), %rbx\n"      \
 		"	jmp *%rcx\n"                \
 		"arch_final_end:\n")
 

@@ -1,0 +1,215 @@
+/* The stage after the dynamic linker: shared libraries' text on 2 MiB pages.
+ *
+ * Stage contract.  ld.so has mapped and relocated every DT_NEEDED library
+ * and run their constructors (which may have started threads), and jumps
+ * to AT_ENTRY -- tiexec_hook (arch.h), which saved its registers and calls
+ * tiexec_hook_main on the program's stack, below its initial frame.  The
+ * loader is still mapped with all its state (prog, interp, opt).  This
+ * stage may use anything the loader uses, must not touch the program's
+ * initial frame except AT_ENTRY in its aux vector (put back to the
+ * program's own entry, which getauxval reads), and ends in the final stage
+ * (start_after_hook), which unmaps tiexec and enters the program with the
+ * registers ld.so left.  Every library mapping it changes goes through
+ * huge.c, whose copies replace text in one mremap, so that a running
+ * thread never sees it unmapped or half written. */
+#include <errno.h>
+#include <linux/auxvec.h>
+
+#include "huge.h"
+#include "loader.h"
+#include "sys.h"
+
+#define MAPS_MAX (256 * 1024)
+#define LIBS_MAX 256
+
+struct lib {
+	uint64_t lo, hi, off, ino;
+	unsigned maj, min;
+	const char *path;
+};
+
+static uint64_t hexnum(const char **p)
+{
+	uint64_t v = 0;
+
+	for (;; (*p)++) {
+		char c = **p;
+		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+			     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+						    : 99;
+		if (d > 15)
+			return v;
+		v = v * 16 + d;
+	}
+}
+
+static uint64_t decnum(const char **p)
+{
+	uint64_t v = 0;
+
+	while (**p >= '0' && **p <= '9')
+		v = v * 10 + (uint64_t)(*(*p)++ - '0');
+	return v;
+}
+
+/* Whether [lo, hi) lies in memory the loader placed (the program, its
+ * interpreter, tiexec itself): those are not libraries. */
+static int ours(uint64_t lo, uint64_t hi)
+{
+	uint64_t tl = tx_down((uint64_t)(uintptr_t)tx_ehdr_start, TX_PAGE);
+	uint64_t th = tx_up((uint64_t)(uintptr_t)tx_end, TX_PAGE);
+
+	return (lo < prog.res_hi && hi > prog.res_lo) || (lo < interp.res_hi && hi > interp.res_lo) ||
+	       (lo < th && hi > tl);
+}
+
+/* The executable file mappings of /proc/self/maps that hold at least one
+ * whole 2 MiB piece and --min-text of text, into libs[]; the buffer keeps
+ * their paths.  Returns how many. */
+static unsigned find_libs(struct lib *libs, char *buf)
+{
+	long n = 0, got;
+	unsigned k = 0;
+	int fd = (int)sys_openat(TX_AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	while (n < MAPS_MAX - 1 && (got = sys_read(fd, buf + n, (size_t)(MAPS_MAX - 1 - n))) > 0)
+		n += got;
+	sys_close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	for (char *l = buf; *l && k < LIBS_MAX;) {
+		char *e = l;
+		while (*e && *e != '\n')
+			e++;
+		char *next = *e ? e + 1 : e;
+		*e = '\0';
+		/* lo-hi perms off maj:min ino   path */
+		const char *p = l;
+		struct lib b;
+		b.lo = hexnum(&p);
+		p++;
+		b.hi = hexnum(&p);
+		int x = p[1] == 'r' && p[3] == 'x' && p[4] == 'p';
+		p += 6;
+		b.off = hexnum(&p);
+		p++;
+		b.maj = (unsigned)hexnum(&p);
+		p++;
+		b.min = (unsigned)hexnum(&p);
+		p++;
+		b.ino = decnum(&p);
+		while (*p == ' ')
+			p++;
+		b.path = p;
+		if (x && *p == '/' && b.ino && !ours(b.lo, b.hi) && b.hi - b.lo >= opt.min_text &&
+		    tx_up(b.lo, TX_HUGE) + TX_HUGE <= tx_down(b.hi, TX_HUGE))
+			libs[k++] = b;
+		l = next;
+	}
+	return k;
+}
+
+static void report_lib(const struct lib *b, const struct huge_result *hr)
+{
+	struct msg m;
+	uint64_t text = b->hi - b->lo, on = hr->text_huge > text ? text : hr->text_huge;
+
+	for (unsigned i = 0; i < hr->nnotes; i++) {
+		if (!opt.verbose)
+			break;
+		msg_head(&m, prog.path);
+		msg_str(&m, "library '");
+		msg_str(&m, b->path);
+		msg_str(&m, "': ");
+		msg_str(&m, hr->notes[i]);
+		say(&m);
+	}
+	if (!opt.verbose)
+		return;
+	msg_head(&m, prog.path);
+	msg_str(&m, "library '");
+	msg_str(&m, b->path);
+	msg_str(&m, "': ");
+	msg_mib(&m, on);
+	msg_str(&m, " of ");
+	msg_mib(&m, text);
+	msg_str(&m, " MiB text on 2 MiB pages (file ");
+	msg_mib(&m, hr->file);
+	msg_str(&m, ", thp ");
+	msg_mib(&m, hr->thp);
+	if (hr->hugetlb) {
+		msg_str(&m, ", hugetlb ");
+		msg_mib(&m, hr->hugetlb);
+	}
+	msg_str(&m, ")");
+	say(&m);
+}
+
+/* One library's text mapping, through the same strategies as the
+ * program's own text.  The file is opened by the path the mapping names,
+ * and used only if it is still the mapped file (device and inode). */
+static void place_lib(const struct lib *b, const struct opts *o)
+{
+	struct statx st;
+	struct huge_result hr;
+	int fd = (int)sys_openat(TX_AT_FDCWD, b->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
+
+	if (fd < 0)
+		return;
+	if (sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_TYPE, &st) < 0 ||
+	    (st.stx_mode & S_IFMT) != S_IFREG || st.stx_ino != b->ino || st.stx_dev_major != b->maj ||
+	    st.stx_dev_minor != b->min || b->off >= st.stx_size) {
+		sys_close(fd);
+		return;
+	}
+	struct seg g;
+	memset(&g, 0, sizeof(g));
+	g.vaddr = b->lo;
+	g.memsz = b->hi - b->lo;
+	g.offset = b->off;
+	g.filesz = st.stx_size - b->off < g.memsz ? st.stx_size - b->off : g.memsz;
+	g.flags = PF_R | PF_X;
+	g.own_lo = b->lo;
+	g.own_hi = b->hi;
+	struct huge_req req = {
+		.fd = fd,
+		.name = b->path,
+		.o = o,
+		.segs = &g,
+		.nsegs = 1,
+		.lim_lo = b->lo,
+		.lim_hi = b->hi,
+	};
+	memset(&hr, 0, sizeof(hr));
+	huge_apply(&req, &hr);
+	sys_close(fd);
+	report_lib(b, &hr);
+}
+
+/* getauxval(AT_ENTRY) must be the program's: ld.so read ours already. */
+static void restore_entry(uint64_t *sp, uint64_t entry)
+{
+	uint64_t *p = sp + 1 + sp[0] + 1;
+
+	while (*p)
+		p++;
+	for (p++; p[0] != AT_NULL; p += 2)
+		if (p[0] == AT_ENTRY)
+			p[1] = entry;
+}
+
+__attribute__((noreturn, used)) void tiexec_hook_main(uint64_t *sp)
+{
+	static struct lib libs[LIBS_MAX];
+	static char maps[MAPS_MAX];
+	struct opts o = opt;
+
+	restore_entry(sp, prog.eh.e_entry + prog.bias);
+	o.round_out = 0; /* a library's neighbours are not ours to cover */
+	unsigned n = find_libs(libs, maps);
+	for (unsigned i = 0; i < n; i++)
+		place_lib(&libs[i], &o);
+	huge_done();
+	start_after_hook();
+}

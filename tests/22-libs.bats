@@ -1,0 +1,216 @@
+#!/usr/bin/env bats
+# Shared libraries' text on 2 MiB pages: the stage after the dynamic linker
+# (interp/libs.c).  ld.so maps and relocates the libraries and runs their
+# constructors, then enters tiexec's hook instead of the program; the hook
+# places every library mapping with a whole 2 MiB piece, puts AT_ENTRY back
+# and enters the program with the registers ld.so left.  Coverage is read
+# from /proc/PID/smaps after the tests' own files' caches were dropped.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup_file() {
+	[ "$(id -u)" = 0 ] || return 0
+	D=$BATS_FILE_TMPDIR
+	local f=$ROOT/tests/fixtures
+	# bl: a PIE whose 16 MiB of code is in libbl.so beside it.
+	"$f/gentext.sh" "$D/bl" 16 lib 2>/dev/null
+	# spin: a library whose constructor starts a thread running that code.
+	gcc -O2 -shared -fPIC -pthread -o "$D/libspin.so" "$f/spinlib.c" -L"$D" -lbl -Wl,-rpath,'$ORIGIN'
+	gcc -O2 -o "$D/spin" "$f/spinmain.c" -L"$D" -lspin -lbl -Wl,-rpath,'$ORIGIN'
+	gcc -O2 -o "$D/dlopenbig" "$f/dlopenbig.c" -ldl
+	# A library destructor, which runs only if the program got ld.so's
+	# finalizer in %rdx.
+	printf '#include <stdio.h>\n__attribute__((destructor)) static void bye(void) { puts("lib destructor"); }\nint one(void) { return 1; }\n' >"$D/d.c"
+	gcc -shared -fPIC -o "$D/libd.so" "$D/d.c"
+	printf 'int one(void);\nint main(void) { return one() - 1; }\n' >"$D/dm.c"
+	gcc -o "$D/dtor" "$D/dm.c" -L"$D" -ld -Wl,-rpath,'$ORIGIN'
+	# The same with musl's dynamic linker.
+	if command -v musl-gcc >/dev/null; then
+		mkdir "$D/musl"
+		CC=musl-gcc "$f/gentext.sh" "$D/musl/mbl" 16 lib 2>/dev/null
+	fi
+	# clang-14 with private copies of its big libraries (so that dropping
+	# their cache concerns only the test's own files).
+	if [ -x /usr/bin/clang-14 ]; then
+		mkdir "$D/llvm"
+		cp /usr/lib/x86_64-linux-gnu/libLLVM-14.so.1 /usr/lib/llvm-14/lib/libclang-cpp.so.14 "$D/llvm/"
+		echo 'int f(int x) { return x * 2; } int main(void) { return f(21) - 42; }' >"$D/hello.c"
+	fi
+	sync
+}
+
+setup() {
+	[ "$(id -u)" = 0 ] || skip_unsupported "needs root: drops page caches"
+	D=$BATS_FILE_TMPDIR
+	cd "$D"
+}
+
+drop_cache() {
+	local f
+	for f in "$@"; do
+		dd if="$f" iflag=nocache count=0 status=none
+	done
+}
+
+# lib_pmd OUTPUT LIB: "huge aligned" in KiB for LIB's mapping in a bigtext
+# report ("map LO HI perms size_kb=.. file_pmd_kb=N ... PATH").
+lib_pmd() {
+	local w lo hi pmd m=$((2 << 20))
+	while read -r -a w; do
+		[ "${w[0]}" = map ] && [ "${w[-1]}" = "$2" ] || continue
+		lo=$((w[1])) hi=$((w[2])) pmd=${w[5]#file_pmd_kb=}
+		lo=$(((lo + m - 1) / m * m)) hi=$((hi / m * m))
+		echo "$pmd $(((hi > lo ? hi - lo : 0) / 1024))"
+		return
+	done <<<"$1"
+}
+
+@test "a program whose code is in a 16 MiB library: its text on 2 MiB pages, same results" {
+	drop_cache libbl.so
+	run_t ./bl report
+	[ "$status" -eq 0 ]
+	read -r huge aligned <<<"$(lib_pmd "$output" "$D/libbl.so")"
+	echo "direct: $huge of $aligned KiB"
+	[ "$huge" -lt "$aligned" ]
+	run_t ./bl loop 200000
+	local want=$output
+	drop_cache libbl.so
+	run --separate-stderr timeout 60 "$TIEXEC" -v ./bl report
+	[ "$status" -eq 0 ]
+	read -r huge aligned <<<"$(lib_pmd "$output" "$D/libbl.so")"
+	echo "tiexec: $huge of $aligned KiB; $stderr"
+	[ "$aligned" -gt 0 ]
+	[ "$huge" -eq "$aligned" ]
+	[[ "$stderr" == *"tiexec: './bl': library '$D/libbl.so': 14.0 of 16.0 MiB text on 2 MiB pages (file 14.0, thp 0.0)"* ]]
+	run_t "$TIEXEC" ./bl loop 200000
+	same "$want" "$output"
+	# thp: a copy moved over the library's text.
+	run --separate-stderr timeout 60 "$TIEXEC" -v --strategy=thp ./bl report
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"library '$D/libbl.so': 16.0 of 16.0 MiB text on 2 MiB pages (file 0.0, thp 16.0)"* ||
+		"$stderr" == *"library '$D/libbl.so': "*"(file 0.0, thp "* ]]
+}
+
+@test "--no-libs, TIEXEC_LIBS=0, a stamp's --no-libs: libraries left alone" {
+	drop_cache libbl.so
+	run --separate-stderr timeout 60 "$TIEXEC" -v --no-libs --min-text=0 ./bl report
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *library* ]]
+	read -r huge aligned <<<"$(lib_pmd "$output" "$D/libbl.so")"
+	[ "$huge" -lt "$aligned" ]
+	drop_cache libbl.so
+	run --separate-stderr timeout 60 env TIEXEC_LIBS=0 "$TIEXEC" -v --min-text=0 ./bl report
+	[[ "$stderr" != *library* ]]
+	cp bl bl-stamped
+	"$BUILD/stamp/tiexec-stamp" --no-libs bl-stamped
+	run "$BUILD/stamp/tiexec-stamp" --check bl-stamped
+	[[ "$output" == *"libs=no"* ]]
+}
+
+@test "a library constructor's thread keeps running correct code while its text is placed" {
+	for s in auto thp; do
+		drop_cache libbl.so
+		run --separate-stderr timeout 60 "$TIEXEC" -v --strategy=$s ./spin
+		echo "$s: $status $output / $stderr"
+		[ "$status" -eq 0 ]
+		same "spin ok" "$output"
+		[[ "$stderr" == *"library '$D/libbl.so': "*" MiB text on 2 MiB pages"* ]]
+	done
+}
+
+@test "the program starts with ld.so's finalizer: library destructors run at exit" {
+	run_t ./dtor
+	same "lib destructor" "$output"
+	run_t "$TIEXEC" ./dtor
+	[ "$status" -eq 0 ]
+	same "lib destructor" "$output"
+}
+
+@test "getauxval and /proc/PID/auxv name the program's entry; nothing of the stage stays mapped" {
+	run_t "$TIEXEC" "$FIXTURES/probe-pie"
+	[[ "$output" == *$'\nAT_ENTRY matches-_start yes\n'* ]]
+	[[ "$output" == *$'\nproc-auxv matches yes\n'* ]]
+	coproc P { exec "$TIEXEC" ./bl wait; }
+	local pid=$P_PID ready
+	read -r ready <&"${P[0]}"
+	[ "$ready" = ready ]
+	local maps
+	maps=$(cat "/proc/$pid/maps")
+	exec {P[1]}>&-
+	wait "$pid" || true
+	! grep -q 'tiexec\|memfd' <<<"$maps"
+}
+
+@test "dlopen after start: 4 KiB pages from a cold cache, 2 MiB once the cache holds 2 MiB folios" {
+	drop_cache libbl.so
+	run_t "$TIEXEC" ./dlopenbig "$D/libbl.so"
+	echo "cold: $output"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^"dlopen file_pmd_kb "([0-9]+)" of aligned_kb "([0-9]+)$ ]]
+	[ "${BASH_REMATCH[1]}" -lt "${BASH_REMATCH[2]}" ]
+	# A run through tiexec reads the library in 2 MiB folios ...
+	run_t "$TIEXEC" ./bl loop 10
+	# ... which a later dlopen maps with PMDs.
+	run_t "$TIEXEC" ./dlopenbig "$D/libbl.so"
+	echo "warm: $output"
+	[[ "$output" =~ ^"dlopen file_pmd_kb "([0-9]+)" of aligned_kb "([0-9]+)$ ]]
+	[ "${BASH_REMATCH[1]}" -eq "${BASH_REMATCH[2]}" ]
+}
+
+@test "musl: a program whose code is in a 16 MiB library, through musl's dynamic linker" {
+	[ -x musl/mbl ] || skip_unsupported "musl-gcc is not installed (Debian package musl-tools)"
+	readelf -l musl/mbl | grep -q ld-musl
+	run_t musl/mbl loop 200000
+	local want=$output
+	drop_cache musl/libmbl.so
+	run --separate-stderr timeout 60 "$TIEXEC" -v musl/mbl report
+	[ "$status" -eq 0 ]
+	read -r huge aligned <<<"$(lib_pmd "$output" "$D/musl/libmbl.so")"
+	echo "tiexec: $huge of $aligned KiB; $stderr"
+	[ "$aligned" -gt 0 ]
+	[ "$huge" -eq "$aligned" ]
+	run_t "$TIEXEC" musl/mbl loop 200000
+	same "$want" "$output"
+}
+
+@test "clang-14 -O2 -c: libLLVM and libclang-cpp on 2 MiB pages after their cache was dropped, same object" {
+	[ -d llvm ] || skip_unsupported "clang-14 is not installed"
+	drop_cache llvm/*
+	run_t env LD_LIBRARY_PATH="$D/llvm" clang-14 -O2 -c -o direct.o hello.c
+	[ "$status" -eq 0 ]
+	drop_cache llvm/*
+	run --separate-stderr timeout 120 env LD_LIBRARY_PATH="$D/llvm" "$TIEXEC" -v clang-14 -O2 -c -o via.o hello.c
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	cmp direct.o via.o
+	local lib line
+	for lib in libLLVM-14.so.1 libclang-cpp.so.14; do
+		line=$(grep "library '$D/llvm/$lib'" <<<"$stderr" | grep 'MiB text')
+		[[ "$line" =~ ": "([0-9]+)\.[0-9]" of "([0-9]+)\.[0-9]" MiB" ]]
+		# Of the whole mapping (its unaligned head and tail stay small).
+		[ "${BASH_REMATCH[1]}" -ge $((BASH_REMATCH[2] * 9 / 10)) ]
+	done
+}
+
+@test "rustc: librustc_driver's text on 2 MiB pages (copied where it is not congruent), same program" {
+	command -v rustc >/dev/null || skip_unsupported "rustc is not installed"
+	local real
+	real=$(rustc --print sysroot)/bin/rustc
+	[ -x "$real" ]
+	echo 'fn main() { println!("hello {}", 6 * 7); }' >hello.rs
+	run_t "$real" -O -o direct-rs hello.rs
+	[ "$status" -eq 0 ]
+	run --separate-stderr timeout 120 "$TIEXEC" -v "$real" -O -o via-rs hello.rs
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	same "$(./direct-rs)" "$(./via-rs)"
+	# Every executable mapping of librustc_driver: huge ≥ 90% of the total.
+	local on=0 all=0
+	while read -r line; do
+		[[ "$line" =~ ": "([0-9]+)\.[0-9]" of "([0-9]+)\.[0-9]" MiB" ]] || continue
+		on=$((on + BASH_REMATCH[1])) all=$((all + BASH_REMATCH[2]))
+	done < <(grep "librustc_driver.*MiB text" <<<"$stderr")
+	echo "librustc_driver: $on of $all MiB"
+	[ "$all" -gt 0 ]
+	[ "$on" -ge $((all * 9 / 10)) ]
+}
