@@ -252,8 +252,8 @@ loop_sum() {
 	[[ "$output" == *"(file 0.0, thp 62.0)"* ]]
 }
 
-@test "--min-text above the text size: run directly, nothing remapped" {
-	run_t "$TIEXEC" -v --min-text=1G "$D/big-pie" report
+@test "--min-text above the text size (--no-libs): run directly, nothing remapped" {
+	run_t "$TIEXEC" -v --no-libs --min-text=1G "$D/big-pie" report
 	[ "$status" -eq 0 ]
 	cov "$output" "$D/big-pie"
 	[ "$HUGE_KB" -lt "$(inner_kb)" ]
