@@ -458,6 +458,9 @@ static uint64_t lay_env(const struct start *s, const char *hint, char *to, uint6
 	return n;
 }
 
+__attribute__((noreturn)) static void enter_final(struct arch_final *fin, struct final_page *fp, void *dst,
+						  const uint64_t *w, size_t len);
+
 /* ---- the stage after the dynamic linker ---------------------------------- */
 
 /* When the libraries' text is wanted on huge pages too (libs.c), ld.so
@@ -572,21 +575,7 @@ __attribute__((noreturn)) void start_after_hook(void)
 	fin->entry = after.entry;
 	fin->gadget = interp_syscall_ret();
 	final_page_open(&fp);
-	uint64_t page = final_page_commit(&fp, fin);
-	const void *code = (const void *)(uintptr_t)page;
-	const struct arch_final *f = (const struct arch_final *)(uintptr_t)(page + final_data_off());
-	if (!page) {
-		fin->loader_len = 0;
-		fin->page = 0;
-		fin->gadget = 0;
-		fin->exe_mode = ARCH_EXE_NONE;
-		code = arch_final_code;
-		f = fin;
-	}
-	if ((fin->exe_mode == ARCH_EXE_NONE || !page) && prog.fd >= 0)
-		sys_close(prog.fd);
-	caps_raise();
-	arch_jump_final((void *)(uintptr_t)tx_hook_sp, NULL, 0, code, f);
+	enter_final(fin, &fp, (void *)(uintptr_t)tx_hook_sp, NULL, 0);
 }
 
 /* Builds the program's argc/argv/envp/auxv block and jumps.  The program's
@@ -602,16 +591,198 @@ __attribute__((noreturn)) void start_after_hook(void)
  * program after unmapping the loader.  Where it may not, it keeps naming
  * tiexec, and TIEXEC_EXE=<program> joins the environment so that a re-exec
  * of /proc/self/exe runs the program again (see tiexec_main). */
-__attribute__((noreturn)) void start_program(struct start *s, long first, const char *execfn,
-						   uint64_t entry, int hook)
-{
+/* What start_program's stages share. */
+struct build {
+	struct start *s;
+	long first;
+	const char *execfn;
+	int hook;
 	struct areas a;
 	struct plan p;
 	struct prctl_mm_map mm;
 	struct final_page fp;
+	int exe_mode, exe_done, drop_caps, mm_ok;
+	const char *hint;
+	struct origin_fix fx[ORIGIN_MAX_FIX];
+	unsigned nfix;
+	size_t orglen;
+	uint64_t *w, *envw, *auxo; /* the block: argc, argv, envp, auxv */
+	char *strs;                /* its strings, at strs_final in the end */
+	uint64_t strs_final, tmp_lo, tmp_len;
+};
+
+/* 1. Bounds, the final stage's page, and whether /proc/PID/exe can be set
+ *    (which decides the hint), and the $ORIGIN strings ld.so needs. */
+static void stage_exe_link(struct build *b)
+{
+	struct areas *a = &b->a;
+
+	program_bounds(&b->mm);
+	final_page_open(&b->fp);
+	find_areas(b->s, b->first, NULL, a);
+	b->mm.arg_start = a->arg_start;
+	b->mm.arg_end = a->arg_start + a->moved;
+	b->mm.env_start = b->mm.arg_end;
+	b->mm.env_end = b->mm.arg_end + (a->env_ok ? a->env_keep : 0);
+	b->mm.start_stack = (uint64_t)(uintptr_t)b->s->argv - 8;
+	b->exe_mode = ARCH_EXE_NONE;
+	if (a->args_ok && b->fp.kind != PAGE_NONE) {
+		caps_raise();
+		b->exe_mode = exe_link_mode(&b->mm, &b->exe_done);
+		caps_lower();
+	}
+	if (b->exe_mode == ARCH_EXE_NONE && !b->exe_done)
+		b->hint = exe_hint();
+	/* ld.so takes $ORIGIN from /proc/self/exe, which names tiexec while
+	 * it runs unless the link is set before (not after the hook, nor for
+	 * an ordinary user): hand it the strings expanded. */
+	if ((b->hint || b->hook) && !aux[AT_SECURE] && (b->hint || program_path()))
+		b->nfix = origin_find(b->fx, prog_dir);
+	for (unsigned i = 0; i < b->nfix; i++)
+		b->orglen += b->fx[i].outlen;
+}
+
+/* 2. Where everything goes, and the block to build it in. */
+static void stage_plan(struct build *b)
+{
+	find_areas(b->s, b->first, b->hint, &b->a);
+	plan_block(b->s, b->first, b->execfn, b->hint, b->orglen, &b->a, &b->p);
+	if (b->p.env_in_block && !block_fits_stack(&b->a, &b->p)) {
+		verbose_note(prog.path, "no room under RLIMIT_STACK for the TIEXEC_EXE hint: "
+					"re-executing /proc/self/exe will not find the program");
+		b->hint = NULL;
+		find_areas(b->s, b->first, NULL, &b->a);
+		plan_block(b->s, b->first, b->execfn, NULL, b->orglen, &b->a, &b->p);
+	}
+	b->w = block_alloc(b->p.len, &b->tmp_lo, &b->tmp_len);
+	b->envw = b->w + 2 + b->p.pargc;
+	b->auxo = b->envw + b->p.nenv_out + 1;
+	b->strs = (char *)(b->w + b->p.words);
+	b->strs_final = b->p.dst + b->p.words * 8;
+	memcpy(b->strs, b->execfn, b->p.fnlen);
+}
+
+/* 3. The aux vector and the $ORIGIN strings into the block, and the final
+ *    bounds and aux vector told to the kernel (PR_SET_MM_MAP records the
+ *    aux vector from where it is now). */
+static void stage_tell_kernel(struct build *b)
+{
+	struct areas *a = &b->a;
+	struct plan *p = &b->p;
+
+	b->drop_caps = caps_from_file();
+	long na = build_auxv(b->s, b->auxo, b->strs_final, p->naux, b->drop_caps);
+	fix_origin(b->fx, b->nfix, b->strs + p->fnlen, b->strs_final + p->fnlen);
+	uint64_t env_at = p->env_in_block ? b->strs_final + p->env_off : a->arg_start + a->moved;
+	uint64_t env_len = a->env_ok ? a->env_keep + p->xlen : 0;
+	b->mm.env_start = a->args_ok ? env_at : 0;
+	b->mm.env_end = b->mm.env_start + (a->args_ok ? env_len : 0);
+	b->mm.start_stack = p->dst;
+	b->mm.auxv = (__u64 *)b->auxo;
+	b->mm.auxv_size = (uint32_t)(na * 16);
+	if (b->mm.auxv_size > 52 * 8)
+		b->mm.auxv_size = 0;
+	b->mm_ok = a->args_ok &&
+		   sys_prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&b->mm, sizeof(b->mm), 0) == 0;
+}
+
+/* 4. The strings: argv to the start of the area, then the environment
+ *    (where the kernel now expects it), NUL padding to the area's old end. */
+static void stage_strings(struct build *b)
+{
+	struct areas *a = &b->a;
+	struct plan *p = &b->p;
+	struct start *s = b->s;
+	uint64_t *w = b->w, *envw = b->envw;
+	char *to = (char *)(uintptr_t)a->arg_start;
+
+	w[0] = (uint64_t)p->pargc;
+	if (a->args_ok && p->pargc) {
+		char *from = s->argv[b->first];
+		memmove(to, from, a->moved);
+		for (long i = 0; i < p->pargc; i++)
+			w[1 + i] = (uint64_t)(uintptr_t)(to + (s->argv[b->first + i] - from));
+	} else {
+		for (long i = 0; i < p->pargc; i++)
+			w[1 + i] = (uint64_t)(uintptr_t)s->argv[b->first + i];
+	}
+	w[1 + p->pargc] = 0;
+	uint64_t used = a->moved;
+	if (b->mm_ok && a->env_ok && !p->env_in_block) {
+		used += lay_env(s, b->hint, to + a->moved, a->arg_start + a->moved, envw);
+	} else if (p->env_in_block && b->mm_ok) {
+		lay_env(s, b->hint, b->strs + p->env_off, b->strs_final + p->env_off, envw);
+	} else {
+		/* The kernel keeps its own bounds: the environment stays where
+		 * it is, the hint (if any) lives in the block. */
+		long k = 0;
+		for (long i = 0; i < s->nenv; i++)
+			if (!drop_env(s->envp[i], b->hint))
+				envw[k++] = (uint64_t)(uintptr_t)s->envp[i];
+		if (b->hint) {
+			memcpy(b->strs + p->env_off, b->hint, p->xlen);
+			envw[k] = b->strs_final + p->env_off;
+		}
+	}
+	envw[p->nenv_out] = 0;
+	if (a->args_ok) {
+		uint64_t keep_end = b->mm_ok ? a->end : area_end(s->argv, s->argc);
+		if (a->arg_start + used < keep_end)
+			memset(to + used, 0, (size_t)(keep_end - (a->arg_start + used)));
+	}
+}
+
+/* 5. The final stage's data. */
+static void stage_final(struct build *b, struct arch_final *fin, uint64_t entry)
+{
+	memset(fin, 0, sizeof(*fin));
+	fin->exe_mode = (uint64_t)b->exe_mode;
+	fin->exe_fd = (uint64_t)prog.fd;
+	fin->entry = entry;
+	fin->drop_caps = (uint64_t)b->drop_caps;
+	fin->cap_hdr[0] = 0x20080522; /* _LINUX_CAPABILITY_VERSION_3 */
+	fin->tmp_lo = b->tmp_lo;
+	fin->tmp_len = b->tmp_len;
+	fin->loader_lo = tx_down((uint64_t)(uintptr_t)tx_ehdr_start, TX_PAGE);
+	fin->loader_len = tx_up((uint64_t)(uintptr_t)tx_end, TX_PAGE) - fin->loader_lo;
+	fin->gadget = find_gadget();
+	b->mm.auxv = (__u64 *)(uintptr_t)(b->p.dst + (uint64_t)(b->auxo - b->w) * 8);
+	b->mm.exe_fd = (uint32_t)prog.fd;
+	memcpy(fin->mm, &b->mm, sizeof(b->mm));
+}
+
+/* Into the final stage: from its own page when one can be had, else in
+ * place (the loader then stays mapped, so the link stays too); with %rsp
+ * at dst, where the block of len bytes is copied first. */
+__attribute__((noreturn)) static void enter_final(struct arch_final *fin, struct final_page *fp, void *dst,
+						  const uint64_t *w, size_t len)
+{
+	uint64_t page = final_page_commit(fp, fin);
+	const void *code = (const void *)(uintptr_t)page;
+	const struct arch_final *f = (const struct arch_final *)(uintptr_t)(page + final_data_off());
+
+	if (!page) {
+		fin->loader_len = 0;
+		fin->page = 0;
+		fin->gadget = 0;
+		fin->exe_mode = ARCH_EXE_NONE;
+		code = arch_final_code;
+		f = fin;
+	}
+	if ((fin->exe_mode == ARCH_EXE_NONE || !page) && prog.fd >= 0)
+		sys_close(prog.fd);
+	limits_restore();
+	/* From here only the final stage runs: the exe prctl, then (opt-in)
+	 * every capability dropped. */
+	caps_raise();
+	arch_jump_final(dst, w, len, code, f);
+}
+
+__attribute__((noreturn)) void start_program(struct start *s, long first, const char *execfn,
+						   uint64_t entry, int hook)
+{
+	static struct build b; /* static: the stack may have little room left */
 	static struct arch_final fin;
-	int exe_mode = ARCH_EXE_NONE, exe_done = 0;
-	const char *hint = NULL;
 	static char path_copy[4096];
 
 	/* The argument strings move below: keep the name messages use. */
@@ -619,143 +790,17 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 		memcpy(path_copy, prog.path, strlen(prog.path) + 1);
 		prog.path = path_copy;
 	}
-
-	/* 1. Bounds, the final stage's page, and whether /proc/PID/exe can
-	 *    be set (which decides whether the hint is needed). */
-	program_bounds(&mm);
-	final_page_open(&fp);
-	find_areas(s, first, NULL, &a);
-	mm.arg_start = a.arg_start;
-	mm.arg_end = a.arg_start + a.moved;
-	mm.env_start = mm.arg_end;
-	mm.env_end = mm.arg_end + (a.env_ok ? a.env_keep : 0);
-	mm.start_stack = (uint64_t)(uintptr_t)s->argv - 8;
-	if (a.args_ok && fp.kind != PAGE_NONE) {
-		caps_raise();
-		exe_mode = exe_link_mode(&mm, &exe_done);
-		caps_lower();
-	}
-	struct origin_fix fx[ORIGIN_MAX_FIX];
-	unsigned nfix = 0;
-	size_t orglen = 0;
-	if (exe_mode == ARCH_EXE_NONE && !exe_done)
-		hint = exe_hint();
-	/* ld.so takes $ORIGIN from /proc/self/exe, which names tiexec while
-	 * it runs unless the link is set before (not after the hook, nor for
-	 * an ordinary user): hand it the strings expanded. */
-	if ((hint || hook) && !aux[AT_SECURE] && (hint || program_path()))
-		nfix = origin_find(fx, prog_dir);
-	for (unsigned i = 0; i < nfix; i++)
-		orglen += fx[i].outlen;
-
-	/* 2. Where everything goes. */
-	find_areas(s, first, hint, &a);
-	plan_block(s, first, execfn, hint, orglen, &a, &p);
-	if (p.env_in_block && !block_fits_stack(&a, &p)) {
-		verbose_note(prog.path, "no room under RLIMIT_STACK for the TIEXEC_EXE hint: "
-					"re-executing /proc/self/exe will not find the program");
-		hint = NULL;
-		find_areas(s, first, NULL, &a);
-		plan_block(s, first, execfn, NULL, orglen, &a, &p);
-	}
-	uint64_t tmp_lo, tmp_len;
-	uint64_t *w = block_alloc(p.len, &tmp_lo, &tmp_len);
-	uint64_t *envw = w + 2 + p.pargc;
-	uint64_t *auxo = envw + p.nenv_out + 1;
-	char *strs = (char *)(w + p.words);
-	uint64_t strs_final = p.dst + p.words * 8;
-	uint64_t fn_final = strs_final;
-	memcpy(strs, execfn, p.fnlen);
-
-	/* 3. Tell the kernel the final bounds and aux vector (auxv first,
-	 *    into the block, so PR_SET_MM_MAP can record it). */
-	int drop_caps = caps_from_file();
-	long na = build_auxv(s, auxo, fn_final, p.naux, drop_caps);
-	fix_origin(fx, nfix, strs + p.fnlen, strs_final + p.fnlen);
-	uint64_t env_at = p.env_in_block ? strs_final + p.env_off : a.arg_start + a.moved;
-	uint64_t env_len = a.env_ok ? a.env_keep + p.xlen : 0;
-	mm.env_start = a.args_ok ? env_at : 0;
-	mm.env_end = mm.env_start + (a.args_ok ? env_len : 0);
-	mm.start_stack = p.dst;
-	mm.auxv = (__u64 *)auxo;
-	mm.auxv_size = (uint32_t)(na * 16);
-	if (mm.auxv_size > 52 * 8)
-		mm.auxv_size = 0;
-	int mm_ok = a.args_ok && sys_prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&mm, sizeof(mm), 0) == 0;
-
-	/* 4. The strings: argv to the start of the area, then the
-	 *    environment (where the kernel now expects it), NUL padding to
-	 *    the area's old end. */
-	w[0] = (uint64_t)p.pargc;
-	char *to = (char *)(uintptr_t)a.arg_start;
-	if (a.args_ok && p.pargc) {
-		char *from = s->argv[first];
-		memmove(to, from, a.moved);
-		for (long i = 0; i < p.pargc; i++)
-			w[1 + i] = (uint64_t)(uintptr_t)(to + (s->argv[first + i] - from));
-	} else {
-		for (long i = 0; i < p.pargc; i++)
-			w[1 + i] = (uint64_t)(uintptr_t)s->argv[first + i];
-	}
-	w[1 + p.pargc] = 0;
-	uint64_t used = a.moved;
-	if (mm_ok && a.env_ok && !p.env_in_block) {
-		used += lay_env(s, hint, to + a.moved, a.arg_start + a.moved, envw);
-	} else if (p.env_in_block && mm_ok) {
-		lay_env(s, hint, strs + p.env_off, strs_final + p.env_off, envw);
-	} else {
-		/* The kernel keeps its own bounds: the environment stays where
-		 * it is, the hint (if any) lives in the block. */
-		long k = 0;
-		for (long i = 0; i < s->nenv; i++)
-			if (!drop_env(s->envp[i], hint))
-				envw[k++] = (uint64_t)(uintptr_t)s->envp[i];
-		if (hint) {
-			memcpy(strs + p.env_off, hint, p.xlen);
-			envw[k] = strs_final + p.env_off;
-		}
-	}
-	envw[p.nenv_out] = 0;
-	if (a.args_ok) {
-		uint64_t keep_end = mm_ok ? a.end : area_end(s->argv, s->argc);
-		if (a.arg_start + used < keep_end)
-			memset(to + used, 0, (size_t)(keep_end - (a.arg_start + used)));
-	}
-
-	/* 5. The final stage and the jump. */
-	memset(&fin, 0, sizeof(fin));
-	fin.exe_mode = (uint64_t)exe_mode;
-	fin.exe_fd = (uint64_t)prog.fd;
-	fin.entry = entry;
-	fin.drop_caps = (uint64_t)drop_caps;
-	fin.cap_hdr[0] = 0x20080522; /* _LINUX_CAPABILITY_VERSION_3 */
-	fin.tmp_lo = tmp_lo;
-	fin.tmp_len = tmp_len;
-	fin.loader_lo = tx_down((uint64_t)(uintptr_t)tx_ehdr_start, TX_PAGE);
-	fin.loader_len = tx_up((uint64_t)(uintptr_t)tx_end, TX_PAGE) - fin.loader_lo;
-	fin.gadget = find_gadget();
-	mm.auxv = (__u64 *)(uintptr_t)(p.dst + (uint64_t)(auxo - w) * 8);
-	mm.exe_fd = (uint32_t)prog.fd;
-	memcpy(fin.mm, &mm, sizeof(mm));
+	memset(&b, 0, sizeof(b));
+	b.s = s;
+	b.first = first;
+	b.execfn = execfn;
+	b.hook = hook;
+	stage_exe_link(&b);
+	stage_plan(&b);
+	stage_tell_kernel(&b);
+	stage_strings(&b);
+	stage_final(&b, &fin, entry);
 	if (hook)
-		hop_to_ldso(&fin, &fp, auxo, (void *)(uintptr_t)p.dst, w, p.len, entry);
-	uint64_t page = final_page_commit(&fp, &fin);
-	const void *code = (const void *)(uintptr_t)page;
-	const struct arch_final *f = (const struct arch_final *)(uintptr_t)(page + final_data_off());
-	if (!page) {
-		/* In place: the loader stays mapped, so the link stays too. */
-		fin.loader_len = 0;
-		fin.page = 0;
-		fin.gadget = 0;
-		fin.exe_mode = ARCH_EXE_NONE;
-		code = arch_final_code;
-		f = &fin;
-	}
-	if (fin.exe_mode == ARCH_EXE_NONE || !page)
-		sys_close(prog.fd);
-	limits_restore();
-	/* From here only the final stage runs: the exe prctl, then (opt-in)
-	 * every capability dropped. */
-	caps_raise();
-	arch_jump_final((void *)(uintptr_t)p.dst, w, p.len, code, f);
+		hop_to_ldso(&fin, &b.fp, b.auxo, (void *)(uintptr_t)b.p.dst, b.w, b.p.len, entry);
+	enter_final(&fin, &b.fp, (void *)(uintptr_t)b.p.dst, b.w, b.p.len);
 }
