@@ -115,8 +115,10 @@ static void add_file(const char *path, int named)
 		return;
 	}
 	for (size_t i = 0; i < ntargets; i++)
-		if (targets[i].dev == st.st_dev && targets[i].ino == st.st_ino)
+		if (targets[i].dev == st.st_dev && targets[i].ino == st.st_ino) {
+			targets[i].named |= named;
 			return;
+		}
 	struct target *t = realloc(targets, (ntargets + 1) * sizeof(*t));
 	if (!t) {
 		perror("tiexec-warm");
@@ -291,6 +293,7 @@ struct piece_pids {
 struct result {
 	uint64_t aligned, before, after; /* bytes */
 	uint64_t converted, collapsed, evicted, cold;
+	uint64_t stuck; /* bytes still small after eviction, used by nobody we saw */
 	int writing, incongruent;
 	struct piece_pids kept[64];
 	unsigned nkept, more_kept;
@@ -346,57 +349,69 @@ static int resident(uint64_t p)
 	return 1;
 }
 
-/* One piece, through our own shared read-only mapping of it at slot
- * (2 MiB-aligned, so congruent).  Measuring faults in only pieces wholly in
- * the cache (no reads from disk), with readahead off (MADV_RANDOM: a page
- * marked for async readahead would otherwise read what follows). */
-static void do_piece(int fd, const struct target *t, uint64_t slot, uint64_t off, int writing,
-		     struct result *r)
+/* Our own shared read-only mapping of the piece at off, at slot (2 MiB-
+ * aligned, so congruent), MADV_HUGEPAGE: faults read 2 MiB folios. */
+static int map_piece(int fd, uint64_t slot, uint64_t off)
+{
+	if (mmap((void *)(uintptr_t)slot, HUGE, PROT_READ, MAP_SHARED | MAP_FIXED, fd, (off_t)off) == MAP_FAILED)
+		return -1;
+	madvise((void *)(uintptr_t)slot, HUGE, MADV_HUGEPAGE);
+	return 0;
+}
+
+/* Whether the piece at off is held in 2 MiB folios, changing nothing:
+ * faults in only a piece wholly in the cache (no reads from disk), with
+ * readahead off (MADV_RANDOM: a page marked for async readahead would
+ * otherwise read what follows), then asks whether our mapping of it is a
+ * PMD.  *cached: every page of it is in the cache. */
+static int measure(int fd, uint64_t slot, uint64_t off, int *cached)
 {
 	uint8_t hs = 0;
-	struct piece_pids pp;
 
-	if (mmap((void *)(uintptr_t)slot, HUGE, PROT_READ, MAP_SHARED | MAP_FIXED, fd, (off_t)off) == MAP_FAILED) {
-		r->cold += HUGE; /* counted as not warm; cannot happen for an in-range piece */
-		return;
-	}
-	madvise((void *)(uintptr_t)slot, HUGE, MADV_HUGEPAGE);
+	*cached = 0;
+	if (map_piece(fd, slot, off) < 0)
+		return 0;
 	madvise((void *)(uintptr_t)slot, HUGE, MADV_RANDOM);
-	int cached = resident(slot);
-	if (cached && cconv_populate(&cc, slot, HUGE, 0) == 0)
+	*cached = resident(slot);
+	if (*cached && cconv_populate(&cc, slot, HUGE, 0) == 0)
 		cconv_scan(&cc, slot, slot + HUGE, &hs);
-	r->aligned += HUGE;
-	if (hs) {
-		r->before += HUGE;
+	return hs;
+}
+
+/* Converts the piece at off, not warm when measured.  Pieces other
+ * processes map (or of a file open for writing) are converted in place
+ * only (MADV_COLLAPSE), and only what is cached: reading the rest would
+ * add small folios next to theirs. */
+static void convert(int fd, const struct target *t, uint64_t slot, uint64_t off, int writing, struct result *r)
+{
+	struct piece_pids pp;
+	int cached;
+	uint8_t hs, keep = 1;
+
+	/* Read already, in a 2 MiB folio, by the previous piece's readahead. */
+	if (measure(fd, slot, off, &cached)) {
 		r->after += HUGE;
+		r->converted += HUGE;
 		return;
 	}
-	if (!cached)
-		r->cold += HUGE;
 	unsigned nusers = users(t, off, &pp);
-	for (unsigned i = 0; i < pp.npids; i++)
-		add_pid(r->pids, &r->npids, 32, pp.pids[i]);
-	if (opt.check)
-		return;
 	struct cconv_range cr = { fd, slot, slot + HUGE, off, NULL, 0 };
-	uint8_t keep = 1;
 	if (nusers || writing) {
-		/* In place only (MADV_COLLAPSE), and only what is cached:
-		 * reading the rest would add small folios next to theirs. */
 		if (!cached || cc.collapse_unsupported)
 			goto kept;
 		cr.keep = &keep;
 	}
 	madvise((void *)(uintptr_t)slot, HUGE, MADV_NORMAL);
 	struct cconv_stats cs = { 0, 0 };
-	if (cconv_convert(&cc, &cr, &hs, &cs) == 0 && hs) {
+	int ok = cconv_convert(&cc, &cr, &hs, &cs) == 0 && hs;
+	r->collapsed += cs.collapsed;
+	r->evicted += cs.evicted;
+	if (ok) {
 		r->after += HUGE;
 		r->converted += HUGE;
-		r->collapsed += cs.collapsed;
-		r->evicted += cs.evicted;
 		return;
 	}
-	r->evicted += cs.evicted;
+	r->stuck += nusers ? 0 : HUGE;
 kept:
 	if (nusers) {
 		if (r->nkept < sizeof(r->kept) / sizeof(r->kept[0]))
@@ -420,9 +435,9 @@ static void report(const struct target *t, const struct result *r)
 		}
 		printf("\",\"aligned_kb\":%" PRIu64 ",\"warm_before_kb\":%" PRIu64 ",\"warm_kb\":%" PRIu64
 		       ",\"converted_kb\":%" PRIu64 ",\"cold_before_kb\":%" PRIu64 ",\"collapsed\":%" PRIu64
-		       ",\"evicted\":%" PRIu64 ",\"open_for_writing\":%s,\"incongruent\":%s,\"kept\":[",
+		       ",\"evicted\":%" PRIu64 ",\"stuck_kb\":%" PRIu64 ",\"open_for_writing\":%s,\"incongruent\":%s,\"kept\":[",
 		       r->aligned >> 10, r->before >> 10, r->after >> 10, r->converted >> 10, r->cold >> 10,
-		       r->collapsed, r->evicted, r->writing > 0 ? "true" : "false",
+		       r->collapsed, r->evicted, r->stuck >> 10, r->writing > 0 ? "true" : "false",
 		       r->incongruent ? "true" : "false");
 		for (unsigned i = 0; i < r->nkept; i++) {
 			printf("%s{\"offset\":%" PRIu64 ",\"pids\":[", i ? "," : "", r->kept[i].off);
@@ -443,6 +458,9 @@ static void report(const struct target *t, const struct result *r)
 		printf(", %.1f MiB not cached", r->cold / 1048576.0);
 	if (r->writing > 0)
 		printf(", left alone: open for writing");
+	if (r->stuck)
+		printf(", %.1f MiB kept small: dirty pages not yet written back (or mapped meanwhile)",
+		       r->stuck / 1048576.0);
 	if (r->nkept || r->more_kept) {
 		printf(", kept small: in use by PID");
 		for (unsigned i = 0; i < r->npids; i++)
@@ -501,10 +519,37 @@ static void do_target(const struct target *t)
 		return;
 	}
 	uint64_t slot = ((uint64_t)(uintptr_t)raw + HUGE - 1) & -HUGE;
-	r.writing = opt.check ? 0 : open_for_writing(fd);
+	/* First what is warm (a true "before"), then the conversion. */
+	uint64_t npieces = 0, k = 0;
 	for (int i = 0; i < n; i++)
-		for (uint64_t off = sp[i].lo; off < sp[i].hi; off += HUGE)
-			do_piece(fd, t, slot, off, r.writing != 0, &r);
+		npieces += (sp[i].hi - sp[i].lo) / HUGE;
+	uint8_t *warm = calloc(npieces ? npieces : 1, 1);
+	if (!warm) {
+		perror("tiexec-warm");
+		exit(ST_FAILED);
+	}
+	for (int i = 0; i < n; i++)
+		for (uint64_t off = sp[i].lo; off < sp[i].hi; off += HUGE, k++) {
+			int cached;
+			struct piece_pids pp;
+			warm[k] = (uint8_t)measure(fd, slot, off, &cached);
+			r.aligned += HUGE;
+			r.before += warm[k] ? HUGE : 0;
+			r.cold += cached ? 0 : HUGE;
+			if (!warm[k] && users(t, off, &pp))
+				for (unsigned j = 0; j < pp.npids; j++)
+					add_pid(r.pids, &r.npids, 32, pp.pids[j]);
+		}
+	r.after = r.before;
+	if (!opt.check && r.before < r.aligned) {
+		r.writing = open_for_writing(fd);
+		k = 0;
+		for (int i = 0; i < n; i++)
+			for (uint64_t off = sp[i].lo; off < sp[i].hi; off += HUGE, k++)
+				if (!warm[k])
+					convert(fd, t, slot, off, r.writing != 0, &r);
+	}
+	free(warm);
 	munmap(raw, 2 * HUGE);
 	close(fd);
 	report(t, &r);
