@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <linux/fadvise.h>
 
+#include "cacheconv.h"
 #include "memlimit.h"
 #include "rt.h"
 #include "sys.h"
@@ -45,14 +46,12 @@
 #define TX_LOCK_NB 4
 #define TX_LOCK_UN 8
 
-static int pagemap_fd = -2; /* -2: not opened yet, -1: unavailable */
-static int collapse_unsupported;
+/* The page cache and PMD bookkeeping (cacheconv.c): ours for the run. */
+static struct cconv cc = CCONV_INIT(TX_COMPAT);
 
 void huge_done(void)
 {
-	if (pagemap_fd >= 0)
-		sys_close(pagemap_fd);
-	pagemap_fd = -2;
+	cconv_close(&cc);
 }
 
 static void note(struct huge_result *res, const char *why)
@@ -64,133 +63,16 @@ static void note(struct huge_result *res, const char *why)
 		res->notes[res->nnotes++] = why;
 }
 
-static void mark(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi, uint8_t *hs)
-{
-	for (uint64_t p = tx_up(lo, TX_HUGE); p + TX_HUGE <= hi; p += TX_HUGE)
-		if (p >= a && p < b)
-			hs[(p - a) / TX_HUGE] = 1;
-}
-
-static uint64_t parse_num(const char **s, unsigned base)
-{
-	uint64_t v = 0;
-
-	for (;; (*s)++) {
-		char c = **s;
-		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-			     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-						    : 99;
-		if (d >= base)
-			return v;
-		v = v * base + d;
-	}
-}
-
-/* Before Linux 6.7 (no PAGEMAP_SCAN): /proc/self/smaps only has totals per
- * mapping.  Huge pages can only sit on the 2 MiB-aligned pieces inside a
- * mapping, so when the total covers all of those, each of them is huge;
- * otherwise we cannot tell which are, and claim none. */
-static int all_inner(uint64_t lo, uint64_t hi, uint64_t huge)
-{
-	uint64_t a = tx_up(lo, TX_HUGE), b = tx_down(hi, TX_HUGE);
-
-	return a < b && huge >= b - a;
-}
-
-static int scan_huge_smaps(uint64_t a, uint64_t b, uint8_t *hs)
-{
-	static char buf[1 << 16];
-	long n = 0, got;
-	int fd = (int)sys_openat(TX_AT_FDCWD, "/proc/self/smaps", O_RDONLY | O_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -1;
-	while (n < (long)sizeof(buf) - 1 && (got = sys_read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
-		n += got;
-	sys_close(fd);
-	buf[n] = '\0';
-
-	uint64_t lo = 0, hi = 0, huge = 0;
-	for (const char *l = buf; *l;) {
-		const char *v;
-		if ((*l >= '0' && *l <= '9') || (*l >= 'a' && *l <= 'f')) {
-			if (all_inner(lo, hi, huge))
-				mark(a, b, lo, hi, hs);
-			lo = parse_num(&l, 16);
-			l++;
-			hi = parse_num(&l, 16);
-			huge = 0;
-		} else if ((v = tx_skip(l, "FilePmdMapped:")) || (v = tx_skip(l, "AnonHugePages:")) ||
-			   (v = tx_skip(l, "Private_Hugetlb:")) || (v = tx_skip(l, "Shared_Hugetlb:"))) {
-			while (*v == ' ')
-				v++;
-			huge += parse_num(&v, 10) * 1024;
-		}
-		while (*l && *l != '\n')
-			l++;
-		if (*l)
-			l++;
-	}
-	if (all_inner(lo, hi, huge))
-		mark(a, b, lo, hi, hs);
-	return 0;
-}
-
 /* Marks in hs[] the 2 MiB pieces of [a, b) that are mapped by huge pages.
  * Returns 0, or -1 when the kernel cannot tell. */
 static int scan_huge(uint64_t a, uint64_t b, uint8_t *hs)
 {
-	struct tx_page_region v[32];
-	struct tx_pm_scan_arg arg;
-
-	memset(hs, 0, (b - a) / TX_HUGE);
-	if (pagemap_fd == -2) {
-		pagemap_fd = TX_COMPAT ? -1 : (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
-		if (pagemap_fd < 0)
-			pagemap_fd = -1;
-	}
-	if (pagemap_fd < 0)
-		return scan_huge_smaps(a, b, hs);
-	for (uint64_t at = a; at < b;) {
-		memset(&arg, 0, sizeof(arg));
-		arg.size = sizeof(arg);
-		arg.start = at;
-		arg.end = b;
-		arg.vec = (uint64_t)(uintptr_t)v;
-		arg.vec_len = sizeof(v) / sizeof(v[0]);
-		arg.category_mask = TX_PAGE_IS_HUGE;
-		arg.return_mask = TX_PAGE_IS_HUGE;
-		long n = sys_ioctl(pagemap_fd, TX_PAGEMAP_SCAN, &arg);
-		if (n < 0) {
-			sys_close(pagemap_fd);
-			pagemap_fd = -1;
-			return scan_huge_smaps(a, b, hs);
-		}
-		for (long i = 0; i < n; i++)
-			mark(a, b, v[i].start, v[i].end, hs);
-		if (arg.walk_end <= at)
-			break;
-		at = arg.walk_end;
-	}
-	return 0;
+	return cconv_scan(&cc, a, b, hs);
 }
 
-/* Faults [a, a + len) in: MADV_POPULATE_READ/WRITE (Linux 5.14), else one
- * touch per page. */
 static long populate(uint64_t a, uint64_t len, int write)
 {
-	long e = TX_COMPAT ? -EINVAL : sys_madvise(a, len, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
-
-	if (e != -EINVAL)
-		return e;
-	for (uint64_t p = a; p < a + len; p += TX_PAGE) {
-		volatile uint8_t *q = (volatile uint8_t *)(uintptr_t)p;
-		if (write)
-			*q = 0;
-		else
-			(void)*q;
-	}
-	return 0;
+	return cconv_populate(&cc, a, len, write);
 }
 
 static long pread_full(int fd, uint8_t *dst, uint64_t n, uint64_t off)
@@ -525,43 +407,14 @@ static void file_pieces(const struct huge_req *r, struct huge_result *res, const
 		memset(state, 1, n);
 		return;
 	}
-	if (populate(a, b - a, 0) < 0 || scan_huge(a, b, hs) < 0) {
+	/* Dirty pages are written back first: the program's own file,
+	 * just linked, is worth its text on 2 MiB pages. */
+	struct cconv_range cr = { r->fd, a, b, s->offset + (a - s->vaddr), NULL, 1 };
+	struct cconv_stats cs = { 0, 0 };
+	if (cconv_convert(&cc, &cr, hs, &cs) < 0) {
 		note(res, "file: cannot fault in or verify the text");
 		return;
 	}
-	int small = 0;
-	for (uint64_t k = 0; k < n; k++)
-		small |= !hs[k];
-	if (small && !collapse_unsupported) {
-		/* In place, on kernels with CONFIG_READ_ONLY_THP_FOR_FS. */
-		for (uint64_t k = 0; k < n; k++) {
-			if (hs[k])
-				continue;
-			long e = sys_madvise(a + k * TX_HUGE, TX_HUGE, MADV_COLLAPSE);
-			if (e == -EINVAL) {
-				collapse_unsupported = 1;
-				break;
-			}
-		}
-		scan_huge(a, b, hs);
-	}
-	small = 0;
-	for (uint64_t k = 0; k < n; k++) {
-		if (hs[k])
-			continue;
-		/* The cache holds small folios here: drop our page table
-		 * entries, evict the pages nobody else maps, fault again. */
-		uint64_t p = a + k * TX_HUGE, off = s->offset + (p - s->vaddr);
-		sys_madvise(p, TX_HUGE, MADV_DONTNEED);
-		/* A file just written (by a linker, say) is dirty and cannot
-		 * be evicted until written back; clean pages cost nothing. */
-		SC(__NR_sync_file_range, r->fd, off, TX_HUGE, 7, 0, 0);
-		sys_fadvise(r->fd, off, TX_HUGE, POSIX_FADV_DONTNEED);
-		populate(p, TX_HUGE, 0);
-		small = 1;
-	}
-	if (small)
-		scan_huge(a, b, hs);
 	for (uint64_t k = 0; k < n; k++) {
 		if (!hs[k])
 			continue;

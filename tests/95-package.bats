@@ -206,7 +206,16 @@ stop_waiting() {
 	while read -r f; do [ -e "$f" ] || [ -L "$f" ] || { echo "not installed: $f"; return 1; }; done <"$STATE/files"
 	[ "$(readlink -f /usr/bin/tiexec)" = /usr/libexec/tiexec/tiexec ]
 	/usr/bin/tiexec --version
-	man -w tiexec tiexec-stamp tiexec-stat tiexec-binfmt >/dev/null
+	man -w tiexec tiexec-stamp tiexec-stat tiexec-warm tiexec-binfmt >/dev/null
+	# tiexec-warm: its units installed and enabled, its list empty, and
+	# the machine answers "warm" (nothing listed).
+	[ -e /lib/systemd/system/tiexec-warm.service ]
+	[ -e /lib/systemd/system/tiexec-warm.timer ]
+	[ -e /etc/systemd/system/multi-user.target.wants/tiexec-warm.service ]
+	[ -e /etc/systemd/system/timers.target.wants/tiexec-warm.timer ]
+	! grep -v '^#' /etc/tiexec/warm.conf | grep -q .
+	/usr/bin/tiexec-warm --check
+	/usr/bin/tiexec-warm --check --config /etc/tiexec/warm.conf
 	# The recorder's unit is installed, not enabled.
 	if [ -n "$TRACE_DEB" ]; then
 		[ -e /lib/systemd/system/tiexec-trace.service ]

@@ -1,0 +1,223 @@
+/* See cacheconv.h.  Compiled into the loader (freestanding, with rt.c) and
+ * into tiexec-warm (hosted, with libc): it includes only sys.h and calls
+ * nothing outside this file, so neither side's runtime leaks into it. */
+#include "cacheconv.h"
+
+#include <errno.h>
+
+#include "sys.h"
+
+#define CC_PAGE 4096ULL
+#define CC_HUGE (2ULL << 20)
+
+static uint64_t cc_up(uint64_t x, uint64_t a) { return (x + a - 1) & -a; }
+static uint64_t cc_down(uint64_t x, uint64_t a) { return x & -a; }
+
+static void cc_zero(uint8_t *p, uint64_t n)
+{
+	while (n--)
+		*p++ = 0;
+}
+
+/* If s starts with prefix, the rest of s; else NULL. */
+static const char *cc_skip(const char *s, const char *prefix)
+{
+	while (*prefix)
+		if (*s++ != *prefix++)
+			return 0;
+	return s;
+}
+
+void cconv_close(struct cconv *c)
+{
+	if (c->pagemap_fd >= 0)
+		sys_close(c->pagemap_fd);
+	c->pagemap_fd = -2;
+}
+
+/* Marks in hs[] (indexed from a) the whole pieces of [a, b) inside [lo, hi). */
+static void mark(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi, uint8_t *hs)
+{
+	for (uint64_t p = cc_up(lo, CC_HUGE); p + CC_HUGE <= hi; p += CC_HUGE)
+		if (p >= a && p < b)
+			hs[(p - a) / CC_HUGE] = 1;
+}
+
+static uint64_t parse_num(const char **s, unsigned base)
+{
+	uint64_t v = 0;
+
+	for (;; (*s)++) {
+		char c = **s;
+		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+			     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+						    : 99;
+		if (d >= base)
+			return v;
+		v = v * base + d;
+	}
+}
+
+/* Before Linux 6.7 (no PAGEMAP_SCAN): /proc/self/smaps only has totals per
+ * mapping.  Huge pages can only sit on the 2 MiB-aligned pieces inside a
+ * mapping, so when the total covers all of those, each of them is huge;
+ * otherwise we cannot tell which are, and claim none. */
+static int all_inner(uint64_t lo, uint64_t hi, uint64_t huge)
+{
+	uint64_t a = cc_up(lo, CC_HUGE), b = cc_down(hi, CC_HUGE);
+
+	return a < b && huge >= b - a;
+}
+
+static int scan_smaps(uint64_t a, uint64_t b, uint8_t *hs)
+{
+	static char buf[1 << 16];
+	long n = 0, got;
+	int fd = (int)sys_openat(TX_AT_FDCWD, "/proc/self/smaps", O_RDONLY | O_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	while (n < (long)sizeof(buf) - 1 && (got = sys_read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+		n += got;
+	sys_close(fd);
+	buf[n] = '\0';
+
+	uint64_t lo = 0, hi = 0, huge = 0;
+	for (const char *l = buf; *l;) {
+		const char *v;
+		if ((*l >= '0' && *l <= '9') || (*l >= 'a' && *l <= 'f')) {
+			if (all_inner(lo, hi, huge))
+				mark(a, b, lo, hi, hs);
+			lo = parse_num(&l, 16);
+			l++;
+			hi = parse_num(&l, 16);
+			huge = 0;
+		} else if ((v = cc_skip(l, "FilePmdMapped:")) || (v = cc_skip(l, "AnonHugePages:")) ||
+			   (v = cc_skip(l, "Private_Hugetlb:")) || (v = cc_skip(l, "Shared_Hugetlb:"))) {
+			while (*v == ' ')
+				v++;
+			huge += parse_num(&v, 10) * 1024;
+		}
+		while (*l && *l != '\n')
+			l++;
+		if (*l)
+			l++;
+	}
+	if (all_inner(lo, hi, huge))
+		mark(a, b, lo, hi, hs);
+	return 0;
+}
+
+int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
+{
+	struct tx_page_region v[32];
+	struct tx_pm_scan_arg arg;
+
+	cc_zero(hs, (b - a) / CC_HUGE);
+	if (c->pagemap_fd == -2) {
+		c->pagemap_fd = c->compat ? -1 : (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+		if (c->pagemap_fd < 0)
+			c->pagemap_fd = -1;
+	}
+	if (c->pagemap_fd < 0)
+		return scan_smaps(a, b, hs);
+	for (uint64_t at = a; at < b;) {
+		cc_zero((uint8_t *)&arg, sizeof(arg));
+		arg.size = sizeof(arg);
+		arg.start = at;
+		arg.end = b;
+		arg.vec = (uint64_t)(uintptr_t)v;
+		arg.vec_len = sizeof(v) / sizeof(v[0]);
+		arg.category_mask = TX_PAGE_IS_HUGE;
+		arg.return_mask = TX_PAGE_IS_HUGE;
+		long n = sys_ioctl(c->pagemap_fd, TX_PAGEMAP_SCAN, &arg);
+		if (n < 0) {
+			/* Before 6.7: ENOTTY.  Not asked again. */
+			sys_close(c->pagemap_fd);
+			c->pagemap_fd = -1;
+			return scan_smaps(a, b, hs);
+		}
+		for (long i = 0; i < n; i++)
+			mark(a, b, v[i].start, v[i].end, hs);
+		if (arg.walk_end <= at)
+			break;
+		at = arg.walk_end;
+	}
+	return 0;
+}
+
+long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write)
+{
+	long e = c->compat ? -EINVAL : sys_madvise(a, len, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+
+	if (e != -EINVAL)
+		return e;
+	for (uint64_t p = a; p < a + len; p += CC_PAGE) {
+		volatile uint8_t *q = (volatile uint8_t *)(uintptr_t)p;
+		if (write)
+			*q = 0;
+		else
+			(void)*q;
+	}
+	return 0;
+}
+
+/* MADV_COLLAPSE on each small piece: in place, without evicting anything,
+ * on kernels with CONFIG_READ_ONLY_THP_FOR_FS; EINVAL elsewhere (file text
+ * then cannot be collapsed at all), remembered. */
+static void collapse(struct cconv *c, const struct cconv_range *r, uint8_t *hs, struct cconv_stats *st)
+{
+	uint64_t n = (r->b - r->a) / CC_HUGE, tried = 0;
+
+	for (uint64_t k = 0; k < n && !c->collapse_unsupported; k++) {
+		if (hs[k])
+			continue;
+		long e = sys_madvise(r->a + k * CC_HUGE, CC_HUGE, MADV_COLLAPSE);
+		if (e == -EINVAL)
+			c->collapse_unsupported = 1;
+		else
+			tried++;
+	}
+	if (!tried)
+		return;
+	uint64_t before = 0, after = 0;
+	for (uint64_t k = 0; k < n; k++)
+		before += hs[k];
+	cconv_scan(c, r->a, r->b, hs);
+	for (uint64_t k = 0; k < n; k++)
+		after += hs[k];
+	st->collapsed += after - before;
+}
+
+int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, struct cconv_stats *st)
+{
+	uint64_t n = (r->b - r->a) / CC_HUGE;
+	int small = 0;
+
+	if (cconv_populate(c, r->a, r->b - r->a, 0) < 0 || cconv_scan(c, r->a, r->b, hs) < 0)
+		return -1;
+	for (uint64_t k = 0; k < n; k++)
+		small |= !hs[k];
+	if (small)
+		collapse(c, r, hs, st);
+	small = 0;
+	for (uint64_t k = 0; k < n; k++) {
+		if (hs[k] || (r->keep && r->keep[k]))
+			continue;
+		/* The cache holds small folios here: drop our page table
+		 * entries, evict the pages nobody else maps, fault again. */
+		uint64_t p = r->a + k * CC_HUGE, off = r->off + k * CC_HUGE;
+		sys_madvise(p, CC_HUGE, MADV_DONTNEED);
+		/* A file just written (by a linker, say) is dirty and cannot
+		 * be evicted until written back; clean pages cost nothing. */
+		if (r->writeback)
+			SC(__NR_sync_file_range, r->fd, off, CC_HUGE, 7, 0, 0);
+		sys_fadvise(r->fd, off, CC_HUGE, POSIX_FADV_DONTNEED);
+		cconv_populate(c, p, CC_HUGE, 0);
+		st->evicted++;
+		small = 1;
+	}
+	if (small)
+		cconv_scan(c, r->a, r->b, hs);
+	return 0;
+}

@@ -1,0 +1,54 @@
+/* Turning a range of a file's page cache into 2 MiB folios, and telling
+ * which 2 MiB pieces of a mapping are PMD-mapped.
+ *
+ * One implementation for the loader's file strategy (huge.c) and for
+ * tiexec-warm (warm/): freestanding, raw system calls only (sys.h), no
+ * libc, no globals.  The caller owns a struct cconv (descriptors and what
+ * was learnt about the kernel) and the mapping: a 2 MiB-aligned range of a
+ * file mapping placed congruent to its file offset, MADV_HUGEPAGE set. */
+#pragma once
+
+#include <stdint.h>
+
+struct cconv {
+	int pagemap_fd;           /* /proc/self/pagemap: -2 not opened yet, -1 unavailable */
+	int collapse_unsupported; /* MADV_COLLAPSE said EINVAL (no CONFIG_READ_ONLY_THP_FOR_FS) */
+	int compat;               /* behave as kernels before 5.14/6.7: no MADV_POPULATE_*, no PAGEMAP_SCAN */
+};
+#define CCONV_INIT(compat_) { -2, 0, (compat_) }
+
+/* The file and the mapping to convert. */
+struct cconv_range {
+	int fd;
+	uint64_t a, b;        /* our mapping of it, 2 MiB-aligned */
+	uint64_t off;         /* the file offset mapped at a */
+	const uint8_t *keep;  /* per piece, nonzero: never evict (NULL: none) */
+	int writeback;        /* write dirty pages back so that they can be evicted too */
+};
+
+struct cconv_stats {
+	uint64_t collapsed; /* pieces MADV_COLLAPSE turned huge */
+	uint64_t evicted;   /* pieces evicted and read back */
+};
+
+/* Releases the pagemap descriptor. */
+void cconv_close(struct cconv *c);
+
+/* Marks in hs[] (one byte per 2 MiB piece of [a, b), zeroed first) the
+ * pieces mapped by huge pages (PMD-mapped THP or hugetlb).  PAGEMAP_SCAN
+ * (Linux 6.7) says it per piece; without it /proc/self/smaps gives totals
+ * per mapping, and a mapping's pieces count as huge only when the total
+ * covers all of them.  Returns 0, or -1 when the kernel cannot tell. */
+int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs);
+
+/* Faults [a, a + len) in: MADV_POPULATE_READ/WRITE (Linux 5.14), else one
+ * touch per page.  Returns 0 or a negative errno. */
+long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write);
+
+/* Faults r's mapping in and makes its pieces huge where the page cache
+ * allows: MADV_COLLAPSE where the kernel has it for file text, else the
+ * piece's pages are evicted (those no process maps; POSIX_FADV_DONTNEED
+ * leaves mapped and dirty pages alone) and faulted again, which reads them
+ * back in 2 MiB folios.  Leaves in hs[] which pieces ended up huge.
+ * Returns 0, or -1 when the mapping could not be faulted in or checked. */
+int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, struct cconv_stats *st);

@@ -1,0 +1,719 @@
+/* tiexec-warm: puts the executable segments of files in the page cache in
+ * 2 MiB folios, for the whole machine.
+ *
+ * The kernel maps a file mapping with PMDs on fault whenever the mapping is
+ * congruent to the file modulo 2 MiB and the page cache holds that range
+ * in 2 MiB folios, in any process, with or without tiexec.  Measuring and
+ * converting is done one 2 MiB piece at a time through our own mapping of
+ * the piece (congruent by construction): cacheconv.c, the code the
+ * loader's file strategy uses.  See warm/tiexec-warm.1.scd. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cacheconv.h"
+#include "mark.h"
+
+#ifndef TIEXEC_VERSION
+#define TIEXEC_VERSION "unknown"
+#endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+#define HUGE (2ULL << 20)
+#define PAGE 4096ULL
+#define DEFAULT_CONF "/etc/tiexec/warm.conf"
+
+/* Exit statuses: the worst one wins. */
+enum { ST_OK = 0, ST_NOT_WARM = 1, ST_USAGE = 2, ST_FAILED = 3 };
+
+static const char usage[] =
+	"Usage: tiexec-warm [--check] [--json] [-v] [--config FILE] [PATH...]\n"
+	"\n"
+	"Puts the executable segments of ELF programs and shared libraries (files,\n"
+	"or every one under a directory) in the page cache in 2 MiB folios, so that\n"
+	"every process mapping them gets 2 MiB pages, started through tiexec or not.\n"
+	"Pieces that running processes map keep their small folios and are listed\n"
+	"with those processes' PIDs.  Without PATH, the paths of " DEFAULT_CONF ".\n"
+	"\n"
+	"      --check        change nothing; exit 1 when something is not warm\n"
+	"      --config FILE  also the paths, globs and 'stamped DIR' lines of FILE\n"
+	"      --json         one JSON object per file and line, sizes in kB\n"
+	"  -v, --verbose      also files skipped, and how pieces were measured\n"
+	"  -h, --help         this text\n"
+	"      --version      the version\n"
+	"\n"
+	"Exit status: 0 all warm, 1 something is not warm (--check, or kept small\n"
+	"because it is in use), 2 a usage error, 3 a file could not be read.\n";
+
+static struct {
+	int check, json, verbose;
+} opt;
+
+static struct cconv cc = CCONV_INIT(0);
+
+/* ---- targets: the files to look at, each once ---- */
+
+struct use {
+	int pid;
+	uint64_t lo, hi; /* file offsets a process maps */
+};
+
+struct target {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	struct use *uses;
+	size_t nuses;
+	int named; /* given by name (not found in a directory): say why skipped */
+};
+
+static struct target *targets;
+static size_t ntargets;
+static int status = ST_OK;
+
+static void worse(int st)
+{
+	if (st > status)
+		status = st;
+}
+
+static void fail(const char *path, const char *what, int err)
+{
+	if (err)
+		fprintf(stderr, "tiexec-warm: '%s': %s: %s\n", path, what, strerror(err));
+	else
+		fprintf(stderr, "tiexec-warm: '%s': %s\n", path, what);
+	worse(ST_FAILED);
+}
+
+static void add_file(const char *path, int named)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		fail(path, "cannot read", errno);
+		return;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		if (named)
+			printf("%s: skipped: not a regular file\n", path);
+		return;
+	}
+	for (size_t i = 0; i < ntargets; i++)
+		if (targets[i].dev == st.st_dev && targets[i].ino == st.st_ino) {
+			targets[i].named |= named;
+			return;
+		}
+	struct target *t = realloc(targets, (ntargets + 1) * sizeof(*t));
+	if (!t) {
+		perror("tiexec-warm");
+		exit(ST_FAILED);
+	}
+	targets = t;
+	t += ntargets++;
+	memset(t, 0, sizeof(*t));
+	t->path = strdup(path);
+	t->dev = st.st_dev;
+	t->ino = st.st_ino;
+	t->named = named;
+	if (!t->path) {
+		perror("tiexec-warm");
+		exit(ST_FAILED);
+	}
+}
+
+static void add_tree(const char *path, int named, int (*want)(const char *));
+
+/* A file, or every file under a directory (symbolic links inside a
+ * directory are followed to files, not to directories: no loops). */
+static void add_path(const char *path, int named, int (*want)(const char *))
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		fail(path, "cannot read", errno);
+		return;
+	}
+	if (S_ISDIR(st.st_mode))
+		add_tree(path, named, want);
+	else if (!want || want(path))
+		add_file(path, named);
+}
+
+static void add_tree(const char *path, int named, int (*want)(const char *))
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+
+	if (!d) {
+		fail(path, "cannot read the directory", errno);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char *p;
+		if (asprintf(&p, "%s/%s", path, e->d_name) < 0)
+			continue;
+		struct stat st;
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			add_tree(p, 0, want);
+		else if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && (!want || want(p)))
+			add_file(p, 0);
+		free(p);
+	}
+	closedir(d);
+}
+
+/* ---- ELF: the whole 2 MiB pieces of the executable segments ---- */
+
+struct span {
+	uint64_t lo, hi; /* file offsets, 2 MiB-aligned */
+};
+
+#define MAX_SPANS 16
+
+/* Reads the program headers of fd.  Returns the number of spans (file
+ * ranges of whole 2 MiB pieces of read-only executable segments placed
+ * congruent to the file), or -1 with *why set when the file is not an ELF
+ * program or shared library. */
+static int elf_spans(int fd, uint64_t size, struct span *sp, int *incongruent, const char **why)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[64];
+	int n = 0;
+
+	*incongruent = 0;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
+		*why = "not an ELF file";
+		return -1;
+	}
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+		*why = "not an x86-64 ELF file";
+		return -1;
+	}
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
+		*why = "not a program or shared library";
+		return -1;
+	}
+	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 64 ||
+	    pread(fd, ph, eh.e_phnum * sizeof(Elf64_Phdr), (off_t)eh.e_phoff) !=
+		    (ssize_t)(eh.e_phnum * sizeof(Elf64_Phdr))) {
+		*why = "bad program headers";
+		return -1;
+	}
+	for (unsigned i = 0; i < eh.e_phnum && n < MAX_SPANS; i++) {
+		const Elf64_Phdr *p = &ph[i];
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) || (p->p_flags & PF_W))
+			continue;
+		if (p->p_offset > size || p->p_filesz > size - p->p_offset)
+			continue; /* a mapping of it would fault (SIGBUS): no process runs it */
+		/* Only a congruent segment can be PMD-mapped by anyone: the
+		 * kernel and ld.so place segments at p_vaddr plus a 2 MiB-aligned
+		 * base (ld.so: libraries of 2 MiB or more). */
+		if ((p->p_vaddr - p->p_offset) & (HUGE - 1)) {
+			*incongruent = 1;
+			continue;
+		}
+		uint64_t lo = (p->p_offset + HUGE - 1) & -HUGE, hi = (p->p_offset + p->p_filesz) & -HUGE;
+		if (lo < hi)
+			sp[n++] = (struct span){ lo, hi };
+	}
+	return n;
+}
+
+/* ---- who maps what: /proc/PID/maps, once for all targets ---- */
+
+static void scan_maps_of(int pid)
+{
+	char path[64], line[4096];
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return; /* gone, or not ours to read */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off, ino;
+		unsigned maj, mnr;
+		if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu", &lo, &hi, &off, &maj, &mnr, &ino) != 6 || !ino)
+			continue;
+		for (size_t i = 0; i < ntargets; i++) {
+			struct target *t = &targets[i];
+			if (t->ino != ino || t->dev != makedev(maj, mnr))
+				continue;
+			struct use *u = realloc(t->uses, (t->nuses + 1) * sizeof(*u));
+			if (!u)
+				break;
+			t->uses = u;
+			t->uses[t->nuses++] = (struct use){ pid, off, off + (hi - lo) };
+		}
+	}
+	fclose(f);
+}
+
+static void scan_maps(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int self = getpid();
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int pid = atoi(e->d_name);
+		if (pid > 0 && pid != self)
+			scan_maps_of(pid);
+	}
+	closedir(d);
+}
+
+/* ---- one file ---- */
+
+struct piece_pids {
+	uint64_t off;
+	int pids[8];
+	unsigned npids;
+};
+
+struct result {
+	uint64_t aligned, before, after; /* bytes */
+	uint64_t converted, collapsed, evicted, cold;
+	uint64_t stuck; /* bytes still small after eviction, used by nobody we saw */
+	int writing, incongruent;
+	struct piece_pids kept[64];
+	unsigned nkept, more_kept;
+	int pids[32];
+	unsigned npids;
+};
+
+static void add_pid(int *v, unsigned *n, unsigned max, int pid)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (v[i] == pid)
+			return;
+	if (*n < max)
+		v[(*n)++] = pid;
+}
+
+/* The processes mapping any of [off, off + HUGE) of t, into pp.  Returns
+ * how many there are. */
+static unsigned users(const struct target *t, uint64_t off, struct piece_pids *pp)
+{
+	pp->off = off;
+	pp->npids = 0;
+	for (size_t i = 0; i < t->nuses; i++)
+		if (t->uses[i].lo < off + HUGE && t->uses[i].hi > off)
+			add_pid(pp->pids, &pp->npids, 8, t->uses[i].pid);
+	return pp->npids;
+}
+
+/* Whether some process has fd's file open for writing: a read lease is
+ * refused (EAGAIN) then.  Taken and given back at once: a lease held would
+ * make a writer's open wait for us.  -1: cannot tell (a lease needs the
+ * file's owner or CAP_LEASE). */
+static int open_for_writing(int fd)
+{
+	if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+		return 0;
+	}
+	return errno == EAGAIN ? 1 : -1;
+}
+
+/* Every page of the piece at p in the page cache (mincore sees the cache
+ * of a file mapping, faulted in or not)? */
+static int resident(uint64_t p)
+{
+	unsigned char v[HUGE / PAGE];
+
+	if (mincore((void *)(uintptr_t)p, HUGE, v) < 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(v); i++)
+		if (!(v[i] & 1))
+			return 0;
+	return 1;
+}
+
+/* Our own shared read-only mapping of the piece at off, at slot (2 MiB-
+ * aligned, so congruent), MADV_HUGEPAGE: faults read 2 MiB folios. */
+static int map_piece(int fd, uint64_t slot, uint64_t off)
+{
+	if (mmap((void *)(uintptr_t)slot, HUGE, PROT_READ, MAP_SHARED | MAP_FIXED, fd, (off_t)off) == MAP_FAILED)
+		return -1;
+	madvise((void *)(uintptr_t)slot, HUGE, MADV_HUGEPAGE);
+	return 0;
+}
+
+/* Whether the piece at off is held in 2 MiB folios, changing nothing:
+ * faults in only a piece wholly in the cache (no reads from disk), with
+ * readahead off (MADV_RANDOM: a page marked for async readahead would
+ * otherwise read what follows), then asks whether our mapping of it is a
+ * PMD.  *cached: every page of it is in the cache. */
+static int measure(int fd, uint64_t slot, uint64_t off, int *cached)
+{
+	uint8_t hs = 0;
+
+	*cached = 0;
+	if (map_piece(fd, slot, off) < 0)
+		return 0;
+	madvise((void *)(uintptr_t)slot, HUGE, MADV_RANDOM);
+	*cached = resident(slot);
+	if (*cached && cconv_populate(&cc, slot, HUGE, 0) == 0)
+		cconv_scan(&cc, slot, slot + HUGE, &hs);
+	return hs;
+}
+
+/* Converts the piece at off, not warm when measured.  Pieces other
+ * processes map (or of a file open for writing) are converted in place
+ * only (MADV_COLLAPSE), and only what is cached: reading the rest would
+ * add small folios next to theirs. */
+static void convert(int fd, const struct target *t, uint64_t slot, uint64_t off, int writing, struct result *r)
+{
+	struct piece_pids pp;
+	int cached;
+	uint8_t hs, keep = 1;
+
+	/* Read already, in a 2 MiB folio, by the previous piece's readahead. */
+	if (measure(fd, slot, off, &cached)) {
+		r->after += HUGE;
+		r->converted += HUGE;
+		return;
+	}
+	unsigned nusers = users(t, off, &pp);
+	struct cconv_range cr = { fd, slot, slot + HUGE, off, NULL, 0 };
+	if (nusers || writing) {
+		if (!cached || cc.collapse_unsupported)
+			goto kept;
+		cr.keep = &keep;
+	}
+	madvise((void *)(uintptr_t)slot, HUGE, MADV_NORMAL);
+	struct cconv_stats cs = { 0, 0 };
+	int ok = cconv_convert(&cc, &cr, &hs, &cs) == 0 && hs;
+	r->collapsed += cs.collapsed;
+	r->evicted += cs.evicted;
+	if (ok) {
+		r->after += HUGE;
+		r->converted += HUGE;
+		return;
+	}
+	r->stuck += nusers ? 0 : HUGE;
+kept:
+	if (nusers) {
+		if (r->nkept < sizeof(r->kept) / sizeof(r->kept[0]))
+			r->kept[r->nkept++] = pp;
+		else
+			r->more_kept++;
+	}
+}
+
+static void report(const struct target *t, const struct result *r)
+{
+	if (opt.json) {
+		printf("{\"path\":\"");
+		for (const char *c = t->path; *c; c++) {
+			if (*c == '"' || *c == '\\')
+				printf("\\%c", *c);
+			else if ((unsigned char)*c < ' ')
+				printf("\\u%04x", *c);
+			else
+				putchar(*c);
+		}
+		printf("\",\"aligned_kb\":%" PRIu64 ",\"warm_before_kb\":%" PRIu64 ",\"warm_kb\":%" PRIu64
+		       ",\"converted_kb\":%" PRIu64 ",\"cold_before_kb\":%" PRIu64 ",\"collapsed\":%" PRIu64
+		       ",\"evicted\":%" PRIu64 ",\"stuck_kb\":%" PRIu64 ",\"open_for_writing\":%s,\"incongruent\":%s,\"kept\":[",
+		       r->aligned >> 10, r->before >> 10, r->after >> 10, r->converted >> 10, r->cold >> 10,
+		       r->collapsed, r->evicted, r->stuck >> 10, r->writing > 0 ? "true" : "false",
+		       r->incongruent ? "true" : "false");
+		for (unsigned i = 0; i < r->nkept; i++) {
+			printf("%s{\"offset\":%" PRIu64 ",\"pids\":[", i ? "," : "", r->kept[i].off);
+			for (unsigned j = 0; j < r->kept[i].npids; j++)
+				printf("%s%d", j ? "," : "", r->kept[i].pids[j]);
+			printf("]}");
+		}
+		printf("],\"pids\":[");
+		for (unsigned i = 0; i < r->npids; i++)
+			printf("%s%d", i ? "," : "", r->pids[i]);
+		printf("]}\n");
+		return;
+	}
+	printf("%s: %.1f of %.1f MiB warm", t->path, r->after / 1048576.0, r->aligned / 1048576.0);
+	if (!opt.check)
+		printf(" (%.1f before)", r->before / 1048576.0);
+	if (opt.check && r->cold)
+		printf(", %.1f MiB not cached", r->cold / 1048576.0);
+	if (r->writing > 0)
+		printf(", left alone: open for writing");
+	if (r->stuck)
+		printf(", %.1f MiB kept small: dirty pages not yet written back (or mapped meanwhile)",
+		       r->stuck / 1048576.0);
+	if (r->nkept || r->more_kept) {
+		printf(", kept small: in use by PID");
+		for (unsigned i = 0; i < r->npids; i++)
+			printf("%s %d", i ? "," : "", r->pids[i]);
+	} else if (opt.check && r->npids && r->after < r->aligned) {
+		printf(", mapped by PID");
+		for (unsigned i = 0; i < r->npids; i++)
+			printf("%s %d", i ? "," : "", r->pids[i]);
+	}
+	printf("\n");
+	if (opt.verbose) {
+		if (r->incongruent)
+			printf("%s: an executable segment is not congruent to its file offset modulo 2 MiB: no process can map it with 2 MiB pages\n",
+			       t->path);
+		for (unsigned i = 0; i < r->nkept; i++) {
+			printf("%s: piece at 0x%" PRIx64 " mapped by PID", t->path, r->kept[i].off);
+			for (unsigned j = 0; j < r->kept[i].npids; j++)
+				printf("%s %d", j ? "," : "", r->kept[i].pids[j]);
+			printf("\n");
+		}
+		if (!opt.check && (r->collapsed || r->evicted))
+			printf("%s: %" PRIu64 " pieces collapsed in place, %" PRIu64 " evicted and read back\n", t->path,
+			       r->collapsed, r->evicted);
+	}
+}
+
+static void do_target(const struct target *t)
+{
+	struct span sp[MAX_SPANS];
+	struct result r;
+	const char *why = NULL;
+	struct stat st;
+	int fd = open(t->path, O_RDONLY | O_CLOEXEC | O_NOATIME);
+
+	if (fd < 0 && errno == EPERM)
+		fd = open(t->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		fail(t->path, "cannot read", errno);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	memset(&r, 0, sizeof(r));
+	int n = elf_spans(fd, (uint64_t)st.st_size, sp, &r.incongruent, &why);
+	if (n < 0) {
+		if (t->named || opt.verbose)
+			printf("%s: skipped: %s\n", t->path, why);
+		close(fd);
+		return;
+	}
+	/* One 2 MiB-aligned slot of address space for every piece in turn. */
+	void *raw = mmap(NULL, 2 * HUGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (raw == MAP_FAILED) {
+		fail(t->path, "no address space", errno);
+		close(fd);
+		return;
+	}
+	uint64_t slot = ((uint64_t)(uintptr_t)raw + HUGE - 1) & -HUGE;
+	/* First what is warm (a true "before"), then the conversion. */
+	uint64_t npieces = 0, k = 0;
+	for (int i = 0; i < n; i++)
+		npieces += (sp[i].hi - sp[i].lo) / HUGE;
+	uint8_t *warm = calloc(npieces ? npieces : 1, 1);
+	if (!warm) {
+		perror("tiexec-warm");
+		exit(ST_FAILED);
+	}
+	for (int i = 0; i < n; i++)
+		for (uint64_t off = sp[i].lo; off < sp[i].hi; off += HUGE, k++) {
+			int cached;
+			struct piece_pids pp;
+			warm[k] = (uint8_t)measure(fd, slot, off, &cached);
+			r.aligned += HUGE;
+			r.before += warm[k] ? HUGE : 0;
+			r.cold += cached ? 0 : HUGE;
+			if (!warm[k] && users(t, off, &pp))
+				for (unsigned j = 0; j < pp.npids; j++)
+					add_pid(r.pids, &r.npids, 32, pp.pids[j]);
+		}
+	r.after = r.before;
+	if (!opt.check && r.before < r.aligned) {
+		r.writing = open_for_writing(fd);
+		k = 0;
+		for (int i = 0; i < n; i++)
+			for (uint64_t off = sp[i].lo; off < sp[i].hi; off += HUGE, k++)
+				if (!warm[k])
+					convert(fd, t, slot, off, r.writing != 0, &r);
+	}
+	free(warm);
+	munmap(raw, 2 * HUGE);
+	close(fd);
+	report(t, &r);
+	if (r.after < r.aligned)
+		worse(ST_NOT_WARM);
+}
+
+/* ---- the configuration file ---- */
+
+/* A program stamped by tiexec-stamp: the marker bit in its first program
+ * header's p_flags (interp/mark.h). */
+static int stamped(const char *path)
+{
+	unsigned char b;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int yes = 0;
+
+	if (fd < 0)
+		return 0;
+	unsigned char id[4];
+	if (pread(fd, id, 4, 0) == 4 && !memcmp(id, ELFMAG, SELFMAG) &&
+	    pread(fd, &b, 1, TIEXEC_MARK_BYTE) == 1)
+		yes = (b & (TIEXEC_MARK_FLAG >> 16)) != 0;
+	close(fd);
+	return yes;
+}
+
+/* The shared libraries a program needs, as its dynamic linker finds them
+ * (`ld.so --list PROG`: the linker loads the libraries, runs nothing of the
+ * program's). */
+static void add_needed(const char *prog)
+{
+	char interp[256] = "", cmd[4096], line[4096];
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(prog, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) && eh.e_phentsize == sizeof(ph))
+		for (unsigned i = 0; i < eh.e_phnum && i < 64; i++)
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) == sizeof(ph) &&
+			    ph.p_type == PT_INTERP && ph.p_filesz < sizeof(interp))
+				interp[pread(fd, interp, ph.p_filesz, (off_t)ph.p_offset) > 0 ? ph.p_filesz - 1 : 0] = '\0';
+	close(fd);
+	if (!interp[0] || strchr(interp, '\'') || strchr(prog, '\''))
+		return;
+	snprintf(cmd, sizeof(cmd), "'%s' --list '%s' 2>/dev/null", interp, prog);
+	FILE *p = popen(cmd, "re");
+	if (!p)
+		return;
+	while (fgets(line, sizeof(line), p)) {
+		char *a = strstr(line, "=> /"), *e;
+		if (!a)
+			continue;
+		a += 3;
+		if ((e = strstr(a, " (0x")))
+			*e = '\0';
+		add_file(a, 0);
+	}
+	pclose(p);
+}
+
+static void add_stamped_tree(const char *dir)
+{
+	size_t first = ntargets;
+
+	add_path(dir, 0, stamped);
+	for (size_t i = first, end = ntargets; i < end; i++)
+		add_needed(targets[i].path);
+}
+
+/* Lines: a path or a glob (files or directories); "stamped DIR": every
+ * program tiexec-stamp marked under DIR and the libraries it needs; '#'
+ * starts a comment. */
+static int read_config(const char *path, int must_exist)
+{
+	FILE *f = fopen(path, "re");
+	char line[4096];
+	unsigned lineno = 0;
+
+	if (!f) {
+		if (errno == ENOENT && !must_exist)
+			return 0;
+		fail(path, "cannot read the configuration", errno);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		char *s = line, *e;
+		if ((e = strchr(s, '#')))
+			*e = '\0';
+		while (*s == ' ' || *s == '\t')
+			s++;
+		for (e = s + strlen(s); e > s && (e[-1] == '\n' || e[-1] == ' ' || e[-1] == '\t');)
+			*--e = '\0';
+		if (!*s)
+			continue;
+		if (!strncmp(s, "stamped", 7) && (s[7] == ' ' || s[7] == '\t')) {
+			for (s += 7; *s == ' ' || *s == '\t'; s++)
+				;
+			add_stamped_tree(s);
+			continue;
+		}
+		if (*s != '/') {
+			fprintf(stderr, "tiexec-warm: '%s': line %u: not an absolute path or 'stamped DIR'\n", path,
+				lineno);
+			worse(ST_FAILED);
+			continue;
+		}
+		glob_t g;
+		if (glob(s, GLOB_NOSORT, NULL, &g) == 0) {
+			for (size_t i = 0; i < g.gl_pathc; i++)
+				add_path(g.gl_pathv[i], 0, NULL);
+			globfree(&g);
+		} else if (opt.verbose) {
+			printf("%s: line %u: nothing matches '%s'\n", path, lineno, s);
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "check", no_argument, NULL, 'c' },   { "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' }, { "config", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },    { "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config = NULL;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': opt.check = 1; break;
+		case 'j': opt.json = 1; break;
+		case 'v': opt.verbose = 1; break;
+		case 'f': config = optarg; break;
+		case 'h': fputs(usage, stdout); return ST_OK;
+		case 'V': puts("tiexec-warm " TIEXEC_VERSION); return ST_OK;
+		default: fputs("Try 'tiexec-warm --help'.\n", stderr); return ST_USAGE;
+		}
+	}
+	/* For the tests: the fallbacks of kernels before 5.14/6.7. */
+	const char *compat = getenv("TIEXEC_WARM_COMPAT");
+	cc.compat = compat && *compat == '1';
+
+	if (config)
+		read_config(config, 1);
+	else if (optind == argc)
+		read_config(DEFAULT_CONF, 0);
+	for (int i = optind; i < argc; i++)
+		add_path(argv[i], 1, NULL);
+	if (ntargets)
+		scan_maps();
+	if (opt.verbose && !opt.json)
+		printf("measured: %s on our own congruent mapping of each piece, faulted in only where wholly cached\n",
+		       cc.compat ? "FilePmdMapped in /proc/self/smaps" : "PAGEMAP_SCAN (PAGE_IS_HUGE)");
+	for (size_t i = 0; i < ntargets; i++)
+		do_target(&targets[i]);
+	if (opt.verbose && !opt.json && cc.pagemap_fd == -1 && !cc.compat)
+		printf("measured: PAGEMAP_SCAN unavailable (Linux < 6.7): FilePmdMapped in /proc/self/smaps instead\n");
+	cconv_close(&cc);
+	return status;
+}
