@@ -194,13 +194,22 @@ lib_pmd() {
 
 @test "rustc: librustc_driver's text on 2 MiB pages (copied where it is not congruent), same program" {
 	command -v rustc >/dev/null || skip_unsupported "rustc is not installed"
-	local real
-	real=$(rustc --print sysroot)/bin/rustc
+	local real sysroot
+	sysroot=$(rustc --print sysroot)
+	real=$sysroot/bin/rustc
 	[ -x "$real" ]
+	# Private copies of its libraries, whose cache the test may drop.
+	mkdir -p rlib
+	cp -L "$sysroot"/lib/*.so* rlib/
+	sync rlib/*
+	drop_cache rlib/*
 	echo 'fn main() { println!("hello {}", 6 * 7); }' >hello.rs
-	run_t "$real" -O -o direct-rs hello.rs
+	# (--sysroot: rustc would take it from where librustc_driver is.)
+	run_t env LD_LIBRARY_PATH="$D/rlib" "$real" --sysroot "$sysroot" -O -o direct-rs hello.rs
 	[ "$status" -eq 0 ]
-	run --separate-stderr timeout 120 "$TIEXEC" -v "$real" -O -o via-rs hello.rs
+	drop_cache rlib/*
+	run --separate-stderr timeout 120 env LD_LIBRARY_PATH="$D/rlib" "$TIEXEC" -v "$real" --sysroot "$sysroot" \
+		-O -o via-rs hello.rs
 	echo "$stderr"
 	[ "$status" -eq 0 ]
 	same "$(./direct-rs)" "$(./via-rs)"
@@ -209,8 +218,23 @@ lib_pmd() {
 	while read -r line; do
 		[[ "$line" =~ ": "([0-9]+)\.[0-9]" of "([0-9]+)\.[0-9]" MiB" ]] || continue
 		on=$((on + BASH_REMATCH[1])) all=$((all + BASH_REMATCH[2]))
-	done < <(grep "librustc_driver.*MiB text" <<<"$stderr")
+	done < <(grep "$D/rlib/librustc_driver.*MiB text" <<<"$stderr")
 	echo "librustc_driver: $on of $all MiB"
 	[ "$all" -gt 0 ]
 	[ "$on" -ge $((all * 9 / 10)) ]
+}
+
+@test "node: what the program's own text gets is the same with and without libs" {
+	command -v node >/dev/null || skip_unsupported "node is not installed (Debian package nodejs)"
+	local node own=()
+	node=$(readlink -f "$(command -v node)")
+	for libs in --libs --no-libs; do
+		run --separate-stderr timeout 60 "$TIEXEC" -v $libs "$node" -e 'console.log(6 * 7)'
+		[ "$status" -eq 0 ]
+		same 42 "$output"
+		own+=("$(grep "^tiexec: '$node': [0-9.]* of" <<<"$stderr" | sed 's/, [0-9.]* ms$//')")
+	done
+	echo "${own[@]}"
+	[ -n "${own[0]}" ]
+	same "${own[0]}" "${own[1]}"
 }
