@@ -43,7 +43,7 @@ static void mark(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi, uint8_t *hs)
 			hs[(p - a) / CC_HUGE] = 1;
 }
 
-static uint64_t parse_num(const char **s, unsigned base)
+uint64_t cconv_parse_num(const char **s, unsigned base)
 {
 	uint64_t v = 0;
 
@@ -88,15 +88,15 @@ static int scan_smaps(uint64_t a, uint64_t b, uint8_t *hs)
 		if ((*l >= '0' && *l <= '9') || (*l >= 'a' && *l <= 'f')) {
 			if (all_inner(lo, hi, huge))
 				mark(a, b, lo, hi, hs);
-			lo = parse_num(&l, 16);
+			lo = cconv_parse_num(&l, 16);
 			l++;
-			hi = parse_num(&l, 16);
+			hi = cconv_parse_num(&l, 16);
 			huge = 0;
 		} else if ((v = cc_skip(l, "FilePmdMapped:")) || (v = cc_skip(l, "AnonHugePages:")) ||
 			   (v = cc_skip(l, "Private_Hugetlb:")) || (v = cc_skip(l, "Shared_Hugetlb:"))) {
 			while (*v == ' ')
 				v++;
-			huge += parse_num(&v, 10) * 1024;
+			huge += cconv_parse_num(&v, 10) * 1024;
 		}
 		while (*l && *l != '\n')
 			l++;

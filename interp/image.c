@@ -405,3 +405,18 @@ void read_note(struct image *im, struct opts *note_o)
 out:
 	verbose_note(im->path, why);
 }
+
+long fd_link(int fd, char *buf, size_t len)
+{
+	struct msg m;
+
+	m.n = 0;
+	msg_str(&m, "/proc/self/fd/");
+	msg_u64(&m, (uint64_t)fd);
+	m.b[m.n] = '\0';
+	long n = sys_readlinkat(TX_AT_FDCWD, m.b, buf, len - 1);
+	if (n <= 0 || buf[0] != '/' || n >= (long)len - 1)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}

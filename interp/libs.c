@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <linux/auxvec.h>
 
+#include "cacheconv.h"
 #include "huge.h"
 #include "loader.h"
 #include "sys.h"
@@ -27,30 +28,6 @@ struct lib {
 	unsigned maj, min;
 	const char *path;
 };
-
-static uint64_t hexnum(const char **p)
-{
-	uint64_t v = 0;
-
-	for (;; (*p)++) {
-		char c = **p;
-		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-			     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-						    : 99;
-		if (d > 15)
-			return v;
-		v = v * 16 + d;
-	}
-}
-
-static uint64_t decnum(const char **p)
-{
-	uint64_t v = 0;
-
-	while (**p >= '0' && **p <= '9')
-		v = v * 10 + (uint64_t)(*(*p)++ - '0');
-	return v;
-}
 
 /* Whether [lo, hi) lies in memory the loader placed (the program, its
  * interpreter, tiexec itself): those are not libraries. */
@@ -87,18 +64,18 @@ static unsigned find_libs(struct lib *libs, char *buf)
 		/* lo-hi perms off maj:min ino   path */
 		const char *p = l;
 		struct lib b;
-		b.lo = hexnum(&p);
+		b.lo = cconv_parse_num(&p, 16);
 		p++;
-		b.hi = hexnum(&p);
+		b.hi = cconv_parse_num(&p, 16);
 		int x = p[1] == 'r' && p[3] == 'x' && p[4] == 'p';
 		p += 6;
-		b.off = hexnum(&p);
+		b.off = cconv_parse_num(&p, 16);
 		p++;
-		b.maj = (unsigned)hexnum(&p);
+		b.maj = (unsigned)cconv_parse_num(&p, 16);
 		p++;
-		b.min = (unsigned)hexnum(&p);
+		b.min = (unsigned)cconv_parse_num(&p, 16);
 		p++;
-		b.ino = decnum(&p);
+		b.ino = cconv_parse_num(&p, 10);
 		while (*p == ' ')
 			p++;
 		b.path = p;

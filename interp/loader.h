@@ -52,6 +52,9 @@ uint64_t now_ns(void);
 int read_headers(struct image *im, int scripts_ok);
 /* The program's policy note, when it is marked (interp/mark.h). */
 void read_note(struct image *im, struct opts *note);
+/* The absolute path an open descriptor names (/proc/self/fd/N), with
+ * " (deleted)" after it for an unlinked file; its length, or -1. */
+long fd_link(int fd, char *buf, size_t len);
 /* Opens a file to be executed as the kernel's open_exec() would, and only
  * if it would: a regular file (else -EACCES, as execve says; -EISDIR for a
  * directory), with execute permission for the *effective* ids (faccessat2

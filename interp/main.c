@@ -517,14 +517,8 @@ static void set_comm(const char *execfn)
 	if (n && *n) {
 		while (*n >= '0' && *n <= '9')
 			n++;
-		struct msg m;
-		m.n = 0;
-		msg_str(&m, "/proc/self/fd/");
-		msg_u64(&m, (uint64_t)prog.fd);
-		m.b[m.n] = '\0';
-		long len = sys_readlinkat(TX_AT_FDCWD, m.b, link, sizeof(link) - 1);
-		if (!*n && len > 0 && link[0] == '/') {
-			link[len] = '\0';
+		long len = fd_link(prog.fd, link, sizeof(link));
+		if (!*n && len > 0) {
 			/* An unlinked file's link ends in " (deleted)"; its name does not. */
 			static const char del[] = " (deleted)";
 			if ((size_t)len > sizeof(del) - 1 &&

@@ -283,16 +283,10 @@ static int exe_link_mode(struct prctl_mm_map *mm, int *done)
 static const char *program_path(void)
 {
 	static char path[4096];
-	struct msg m;
+	long n = fd_link(prog.fd, path, sizeof(path));
 
-	m.n = 0;
-	msg_str(&m, "/proc/self/fd/");
-	msg_u64(&m, (uint64_t)prog.fd);
-	m.b[m.n] = '\0';
-	long n = sys_readlinkat(TX_AT_FDCWD, m.b, path, sizeof(path) - 1);
-	if (n <= 0 || path[0] != '/' || n >= (long)sizeof(path) - 1)
+	if (n < 0)
 		return NULL;
-	path[n] = '\0';
 	size_t dl = (size_t)n;
 	while (dl > 1 && path[dl - 1] != '/')
 		dl--;
