@@ -204,32 +204,44 @@ binfmt_nobody() {
 	[[ "$output" == *$'\ncapamb 0000000000000000\nexe traits' ]]
 }
 
+# waiting HOW PROG FN: runs PROG (a bigtext program) "wait" as uid 65534,
+# directly (HOW=direct) or through ./HOW; once it is ready, calls FN HOW PID,
+# then lets it end.
+waiting() {
+	local how=$1 prog=$2 fn=$3 ready
+	coproc P {
+		case $how in
+		direct) exec "${NOBODY[@]}" "$prog" wait ;;
+		*) exec "${NOBODY[@]}" "./$how" "$prog" wait ;;
+		esac
+	}
+	local pid=$P_PID
+	read -r ready <&"${P[0]}"
+	[ "$ready" = ready ] || return 1
+	"$fn" "$how" "$pid"
+	exec {P[1]}>&-
+	wait "$pid" || true
+}
+
+try_write() {
+	if "${NOBODY[@]}" sh -c ': >>./busy' 2>"$BATS_TEST_TMPDIR/err"; then
+		got+=("$1 writable")
+	elif grep -q 'Text file busy' "$BATS_TEST_TMPDIR/err"; then
+		got+=("$1 busy")
+	else
+		got+=("$1 $(cat "$BATS_TEST_TMPDIR/err")")
+	fi
+}
+
 @test "writing the running binary: allowed by default, Text file busy with the opt-in (as directly)" {
 	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
 	cp ./tiexec ./tiexec-cap
 	setcap cap_checkpoint_restore+ep ./tiexec-cap
 	cp "$FIXTURES/bigtext-pie" ./busy
 	chmod 777 ./busy
-	local how got=()
+	got=()
 	for how in direct tiexec tiexec-cap; do
-		coproc P {
-			case $how in
-			direct) exec "${NOBODY[@]}" ./busy wait ;;
-			*) exec "${NOBODY[@]}" "./$how" ./busy wait ;;
-			esac
-		}
-		local pid=$P_PID ready
-		read -r ready <&"${P[0]}"
-		[ "$ready" = ready ]
-		if "${NOBODY[@]}" sh -c ': >>./busy' 2>"$BATS_TEST_TMPDIR/err"; then
-			got+=("$how writable")
-		elif grep -q 'Text file busy' "$BATS_TEST_TMPDIR/err"; then
-			got+=("$how busy")
-		else
-			got+=("$how $(cat "$BATS_TEST_TMPDIR/err")")
-		fi
-		exec {P[1]}>&-
-		wait "$pid" || true
+		waiting $how ./busy try_write
 	done
 	rm -f ./tiexec-cap ./busy
 	same "direct busy tiexec writable tiexec-cap busy" "${got[*]}"
@@ -334,30 +346,23 @@ tiexec replace: argc 3 status 0
 tiexec delete: tiexec: '$W/deployed': No such file or directory status 127" "$(printf '%s\n' "${out[@]}")"
 }
 
+try_gdb() {
+	if timeout 60 gdb -nx -batch -p "$2" -ex bt 2>/dev/null | grep -q ' in wait_eof ('; then
+		got+=("$1 symbols")
+	else
+		got+=("$1 no-symbols")
+	fi
+}
+
 @test "gdb -p: the program's symbols with the opt-in, as directly; not by default" {
 	command -v gdb >/dev/null || skip_unsupported "gdb is not installed"
 	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
 	cp ./tiexec ./tiexec-cap
 	setcap cap_checkpoint_restore+ep ./tiexec-cap
 	cp "$FIXTURES/bigtext-pie" ./gdbme
-	local how got=()
+	got=()
 	for how in direct tiexec-cap tiexec; do
-		coproc P {
-			case $how in
-			direct) exec "${NOBODY[@]}" ./gdbme wait ;;
-			*) exec "${NOBODY[@]}" "./$how" ./gdbme wait ;;
-			esac
-		}
-		local pid=$P_PID ready
-		read -r ready <&"${P[0]}"
-		[ "$ready" = ready ]
-		if timeout 60 gdb -nx -batch -p "$pid" -ex bt 2>/dev/null | grep -q ' in wait_eof ('; then
-			got+=("$how symbols")
-		else
-			got+=("$how no-symbols")
-		fi
-		exec {P[1]}>&-
-		wait "$pid" || true
+		waiting $how ./gdbme try_gdb
 	done
 	rm -f ./tiexec-cap ./gdbme
 	same "direct symbols tiexec-cap symbols tiexec no-symbols" "${got[*]}"
