@@ -67,7 +67,7 @@ static unsigned find_libs(struct lib *libs, char *buf)
 		b.lo = cconv_parse_num(&p, 16);
 		p++;
 		b.hi = cconv_parse_num(&p, 16);
-		int x = p[1] == 'r' && p[3] == 'x' && p[4] == 'p';
+		int x = p[1] == 'r' && p[2] != 'w' && p[3] == 'x' && p[4] == 'p'; /* r-xp */
 		p += 6;
 		b.off = cconv_parse_num(&p, 16);
 		p++;
