@@ -92,10 +92,13 @@ static void report_lib(const struct lib *b, const struct huge_result *hr)
 {
 	struct msg m;
 	uint64_t text = b->hi - b->lo, on = hr->text_huge > text ? text : hr->text_huge;
-	const char *why = hr->nnotes ? hr->notes[0] : NULL;
+	const char *why = hr->nnotes ? hr->notes[0] : NULL, *path = prog.path;
 
-	TX_PROBE(lib, prog.path, b->path, text, on, hr->file, hr->thp, hr->hugetlb, why);
-	(void)why;
+	/* In a register: as a global's field the probe's operand would be
+	 * "prog(%rip)", which libbpf (1.1) cannot read. */
+	__asm__("" : "+r"(path));
+	TX_PROBE(lib, path, b->path, text, on, hr->file, hr->thp, hr->hugetlb, why);
+	(void)why, (void)path;
 	for (unsigned i = 0; i < hr->nnotes; i++) {
 		if (!opt.verbose)
 			break;
