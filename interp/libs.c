@@ -30,15 +30,26 @@ struct lib {
 	const char *path;
 };
 
+static int in_segs(const struct image *im, uint64_t lo, uint64_t hi)
+{
+	for (unsigned i = 0; i < im->nsegs; i++) {
+		const struct seg *g = &im->segs[i];
+		if (lo < tx_up(g->vaddr + g->memsz, TX_PAGE) && hi > tx_down(g->vaddr, TX_PAGE))
+			return 1;
+	}
+	return 0;
+}
+
 /* Whether [lo, hi) lies in memory the loader placed (the program, its
- * interpreter, tiexec itself): those are not libraries. */
+ * interpreter, tiexec itself): those are not libraries.  By segment, not
+ * by reservation: trim_reservation gave the alignment slack back, and
+ * ld.so's mmap may put a library there. */
 static int ours(uint64_t lo, uint64_t hi)
 {
 	uint64_t tl = tx_down((uint64_t)(uintptr_t)tx_ehdr_start, TX_PAGE);
 	uint64_t th = tx_up((uint64_t)(uintptr_t)tx_end, TX_PAGE);
 
-	return (lo < prog.res_hi && hi > prog.res_lo) || (lo < interp.res_hi && hi > interp.res_lo) ||
-	       (lo < th && hi > tl);
+	return in_segs(&prog, lo, hi) || in_segs(&interp, lo, hi) || (lo < th && hi > tl);
 }
 
 /* The executable file mappings of /proc/self/maps that hold at least one
