@@ -5,10 +5,15 @@
  * device, given by user space before load) is put on the ring buffer, and
  * its pid remembered in `pending`; with trace_all_execs, every other exec
  * too.  The loader's USDT probes tiexec:loaded and tiexec:direct then say
- * what the loader did, in the same pid; sched_process_exit reports a
- * pending loader that died before saying anything.  User space joins the
- * records by pid.  A record that does not fit in the ring buffer is counted
- * in `dropped`. */
+ * what the loader did, in the same pid.  When tiexec:loaded announces the
+ * libraries stage (TX_MODE_LIBS), ld.so runs first and tiexec:lib then
+ * fires once per library placed, tiexec:libs at the end; until then the pid
+ * stays in `pending`, as LIBS.  sched_process_exit reports a pending
+ * loader that died before saying anything, or before its libraries were
+ * placed; an exec of another file by a pid waiting for its libraries is
+ * reported even without trace_all_execs, so that user space knows to stop
+ * waiting.  User space joins the records by pid.  A record that does not
+ * fit in the ring buffer is counted in `dropped`. */
 #include "tiexec-trace-kernel.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -25,8 +30,9 @@ const volatile __u64 loader_ino = 0;
 const volatile bool trace_all_execs = false;
 
 /* Set by user space after load, once the USDT probes are attached: only
- * then can a loader exit "before its probe fired". */
+ * then can a loader exit "before its probe fired", or wait for libs. */
 bool usdt_attached = false;
+bool libs_attached = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -40,7 +46,10 @@ struct {
 	__type(value, __u64);
 } dropped SEC(".maps");
 
-/* Loader pids that exec'd and have not said what they did yet. */
+/* Loader pids that exec'd and have not said what they did yet (LOADING),
+ * or whose libraries are still to be placed (LIBS). */
+enum { LOADING = 1, LIBS = 2 };
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
@@ -95,8 +104,10 @@ static __always_inline int on_exec(struct file *file, struct linux_binprm *bprm,
 	bool loader = is_loader(file);
 
 	if (!loader) {
+		__u8 *st = bpf_map_lookup_elem(&pending, &pid);
+		bool waited = st && *st == LIBS;
 		bpf_map_delete_elem(&pending, &pid);
-		if (!trace_all_execs)
+		if (!trace_all_execs && !waited)
 			return 0;
 	}
 
@@ -130,8 +141,8 @@ static __always_inline int on_exec(struct file *file, struct linux_binprm *bprm,
 		n &= TX_ARGS_BYTES - 1; /* a bound the verifier sees (TX_ARGS_BYTES: a power of two) */
 		if (n && bpf_probe_read_user(e->args, n, (void *)lo) == 0)
 			e->args_bytes = (__u32)n;
-		__u8 one = 1;
-		bpf_map_update_elem(&pending, &pid, &one, BPF_ANY);
+		__u8 st = LOADING;
+		bpf_map_update_elem(&pending, &pid, &st, BPF_ANY);
 	}
 	bpf_ringbuf_submit(e, 0);
 	return 0;
@@ -190,7 +201,12 @@ int BPF_USDT(loaded, const char *path, __u64 mode, __u64 strategy, __u64 text, _
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 
-	bpf_map_delete_elem(&pending, &pid);
+	if ((mode & TX_MODE_LIBS) && libs_attached) {
+		__u8 st = LIBS;
+		bpf_map_update_elem(&pending, &pid, &st, BPF_ANY);
+	} else {
+		bpf_map_delete_elem(&pending, &pid);
+	}
 	struct tx_loaded *e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
@@ -229,6 +245,46 @@ int BPF_USDT(direct, const char *path, const char *reason)
 	bpf_probe_read_user_str(e->path, sizeof(e->path), path);
 	if (reason)
 		bpf_probe_read_user_str(e->reason, sizeof(e->reason), reason);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(lib, const char *path, const char *lib_path, __u64 text, __u64 huge, __u64 file,
+	     __u64 thp, __u64 hugetlb, const char *reason)
+{
+	struct tx_lib *e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_task(&e->t, TX_EV_LIB);
+	e->text_bytes = text;
+	e->huge_bytes = huge;
+	e->file_bytes = file;
+	e->thp_bytes = thp;
+	e->hugetlb_bytes = hugetlb;
+	e->pad = 0;
+	e->path[0] = 0;
+	e->reason[0] = 0;
+	bpf_probe_read_user_str(e->path, sizeof(e->path), lib_path);
+	e->has_reason = reason != NULL;
+	if (reason)
+		bpf_probe_read_user_str(e->reason, sizeof(e->reason), reason);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(libs, const char *path, __u64 count, __u64 elapsed_ns)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+
+	bpf_map_delete_elem(&pending, &pid);
+	struct tx_libs *e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_task(&e->t, TX_EV_LIBS);
+	e->count = count;
+	e->elapsed_ns = elapsed_ns;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -5,8 +5,11 @@
  *
  * The kernel side (tiexec-trace.bpf.c) reports the execs of the loader file
  * (sched_process_exec, matched on inode and device) and the loader's USDT
- * probes tiexec:loaded and tiexec:direct; this side joins them by pid and
- * prints one line (or one JSON object) per exec.
+ * probes tiexec:loaded, tiexec:direct, tiexec:lib and tiexec:libs; this
+ * side joins them by pid and prints one line (or one JSON object) per exec,
+ * with the libraries its stage after the dynamic linker placed.  Those come
+ * after ld.so ran, later than tiexec:loaded: an exec that announced them
+ * is held until tiexec:libs, its exit, its next exec, or PENDING_MAX_NS.
  *
  * Exit status: 0 done (--duration elapsed, SIGINT, SIGTERM); 1 cannot trace
  * (privileges, no BTF, no loader, the kernel refused the programs); 2 usage
@@ -41,6 +44,7 @@
 /* A loader exec without an outcome after this long is reported as such. */
 #define PENDING_MAX_NS (5ull * 1000000000ull)
 #define SLOTS 8192 /* power of two */
+#define LIBS_KEPT 64 /* libraries shown per exec; more are counted */
 
 enum tp_mode { TP_AUTO, TP_BTF, TP_CLASSIC };
 
@@ -53,7 +57,7 @@ static struct {
 } opt = { .buffer_mib = 4 };
 
 static volatile sig_atomic_t stop;
-static bool usdt_on;
+static bool usdt_on, libs_on;
 static char loader_path[PATH_MAX];
 static int64_t realtime_minus_boot_ns;
 static unsigned long long nrows;
@@ -156,6 +160,17 @@ static int find_loader(struct stat *st)
 
 static const char *const strategy_names[] = { "auto", "file", "thp", "hugetlb", "off" };
 
+/* What the libraries stage of one exec reported. */
+struct libs_seen {
+	bool done;           /* its end (tiexec:libs) was seen */
+	uint64_t count;      /* lib probes fired, as the end says */
+	uint64_t elapsed_ns; /* how long the stage took, as the end says */
+	unsigned seen;       /* lib records received */
+	unsigned n;          /* of those, kept in v */
+	struct tx_lib *v;
+	char why[96];        /* when not done, or records are missing: why */
+};
+
 struct row {
 	uint64_t boot_ns;
 	uint32_t pid, ppid, uid;
@@ -168,6 +183,7 @@ struct row {
 	uint64_t text, huge, file, thp, hugetlb, elapsed_ns;
 	bool remapped;
 	char note[TX_REASON_BYTES + 64];
+	const struct libs_seen *libs; /* NULL: no libraries stage */
 };
 
 /* The length of the valid UTF-8 sequence at p (at most n bytes), 0 if none. */
@@ -264,17 +280,113 @@ static void fmt_mib(char *b, size_t n, bool known, uint64_t v)
 }
 
 /* The mechanism that placed the most bytes, for --strategy=auto. */
-static const char *used_mechanism(const struct row *r)
+static const char *mechanism(uint64_t huge, uint64_t file, uint64_t thp, uint64_t hugetlb)
 {
-	if (!r->sizes || r->huge == 0)
+	if (huge == 0)
 		return NULL;
-	if (r->hugetlb >= r->thp && r->hugetlb >= r->file && r->hugetlb)
+	if (hugetlb >= thp && hugetlb >= file && hugetlb)
 		return "hugetlb";
-	if (r->thp >= r->file && r->thp)
+	if (thp >= file && thp)
 		return "thp";
-	if (r->file)
+	if (file)
 		return "file";
 	return NULL;
+}
+
+static const char *used_mechanism(const struct row *r)
+{
+	return r->sizes ? mechanism(r->huge, r->file, r->thp, r->hugetlb) : NULL;
+}
+
+static void strategy_column(char *b, size_t n, int strategy, const char *used)
+{
+	if (strategy < 0 || strategy >= 5)
+		snprintf(b, n, "-");
+	else if (strategy == 0 && used)
+		snprintf(b, n, "auto:%s", used);
+	else
+		snprintf(b, n, "%s", strategy_names[strategy]);
+}
+
+static void json_libs(const struct row *r)
+{
+	const struct libs_seen *l = r->libs;
+
+	if (!l) {
+		fputs(",\"libs\":null,\"libs_us\":null,\"libs_note\":null", stdout);
+		return;
+	}
+	fputs(",\"libs\":[", stdout);
+	for (unsigned i = 0; i < l->n; i++) {
+		const struct tx_lib *b = &l->v[i];
+		char path[TX_PATH_BYTES + 1], note[TX_REASON_BYTES + 16];
+		const char *used = mechanism(b->huge_bytes, b->file_bytes, b->thp_bytes, b->hugetlb_bytes);
+		snprintf(path, sizeof(path), "%.*s", TX_PATH_BYTES, b->path);
+		fputs(i ? ",{\"path\":" : "{\"path\":", stdout);
+		json_str(stdout, path);
+		fputs(",\"used\":", stdout);
+		if (used)
+			json_str(stdout, used);
+		else
+			fputs("null", stdout);
+		json_u64(stdout, "text_bytes", true, b->text_bytes);
+		json_u64(stdout, "huge_bytes", true, b->huge_bytes);
+		json_u64(stdout, "small_bytes", true, b->text_bytes > b->huge_bytes ? b->text_bytes - b->huge_bytes : 0);
+		json_u64(stdout, "file_bytes", true, b->file_bytes);
+		json_u64(stdout, "thp_bytes", true, b->thp_bytes);
+		json_u64(stdout, "hugetlb_bytes", true, b->hugetlb_bytes);
+		fputs(",\"note\":", stdout);
+		if (b->has_reason) {
+			snprintf(note, sizeof(note), "fallback: %.*s", TX_REASON_BYTES, b->reason);
+			json_str(stdout, note);
+		} else {
+			fputs("null", stdout);
+		}
+		fputc('}', stdout);
+	}
+	fputc(']', stdout);
+	json_u64(stdout, "libs_us", l->done, l->elapsed_ns / 1000);
+	fputs(",\"libs_note\":", stdout);
+	if (l->why[0])
+		json_str(stdout, l->why);
+	else
+		fputs("null", stdout);
+}
+
+/* The table: one line per library under its exec's, the program column
+ * "+ PATH". */
+static void table_line(const char *t, const struct row *r, const char *program, const char *strat,
+		       const char *huge, const char *small4k, const char *ms, const char *note)
+{
+	char line[8 * TX_PATH_BYTES], pbuf[4 * TX_PATH_BYTES + 8], nbuf[4 * (TX_REASON_BYTES + 160) + 1];
+	int n = snprintf(line, sizeof(line), "%-8s  %-7u %-5u %-26s %-9s %-9s %-8s %-7s %s", t, r->pid, r->uid,
+			 printable(program, pbuf, sizeof(pbuf)), strat, huge, small4k, ms,
+			 printable(note, nbuf, sizeof(nbuf)));
+	if (n > (int)sizeof(line) - 1)
+		n = (int)sizeof(line) - 1;
+	while (n > 0 && line[n - 1] == ' ')
+		line[--n] = 0;
+	puts(line);
+}
+
+static void table_libs(const struct row *r)
+{
+	const struct libs_seen *l = r->libs;
+
+	for (unsigned i = 0; l && i < l->n; i++) {
+		const struct tx_lib *b = &l->v[i];
+		char prog[TX_PATH_BYTES + 3], strat[32], huge[32], small4k[32], note[TX_REASON_BYTES + 16];
+		snprintf(prog, sizeof(prog), "+ %.*s", TX_PATH_BYTES, b->path);
+		strategy_column(strat, sizeof(strat), r->strategy,
+				mechanism(b->huge_bytes, b->file_bytes, b->thp_bytes, b->hugetlb_bytes));
+		fmt_mib(huge, sizeof(huge), true, b->huge_bytes);
+		fmt_mib(small4k, sizeof(small4k), true,
+			b->text_bytes > b->huge_bytes ? b->text_bytes - b->huge_bytes : 0);
+		note[0] = 0;
+		if (b->has_reason)
+			snprintf(note, sizeof(note), "fallback: %.*s", TX_REASON_BYTES, b->reason);
+		table_line("", r, prog, strat, huge, small4k, "-", note);
+	}
 }
 
 static void print_header(void)
@@ -331,32 +443,23 @@ static void emit(const struct row *r)
 			json_str(stdout, r->note);
 		else
 			fputs("null", stdout);
+		json_libs(r);
 		fputs("}\n", stdout);
 	} else {
-		char t[16], strat[32], huge[32], small4k[32], ms[32], line[8 * TX_PATH_BYTES];
-		char pbuf[4 * TX_PATH_BYTES + 1], nbuf[4 * sizeof(r->note) + 1];
+		char t[16], strat[32], huge[32], small4k[32], ms[32], note[sizeof(r->note) + 160];
 		localtime_r(&sec, &tm);
 		strftime(t, sizeof(t), "%H:%M:%S", &tm);
-		if (!strategy)
-			snprintf(strat, sizeof(strat), "-");
-		else if (r->strategy == 0 && used)
-			snprintf(strat, sizeof(strat), "auto:%s", used);
-		else
-			snprintf(strat, sizeof(strat), "%s", strategy);
+		strategy_column(strat, sizeof(strat), r->strategy, used);
 		fmt_mib(huge, sizeof(huge), r->sizes, r->huge);
 		fmt_mib(small4k, sizeof(small4k), r->sizes, small);
 		if (r->sizes)
 			snprintf(ms, sizeof(ms), "%.1fms", (double)r->elapsed_ns / 1e6);
 		else
 			snprintf(ms, sizeof(ms), "-");
-		int n = snprintf(line, sizeof(line), "%-8s  %-7u %-5u %-26s %-9s %-9s %-8s %-7s %s", t, r->pid,
-				 r->uid, printable(r->program, pbuf, sizeof(pbuf)), strat, huge, small4k, ms,
-				 printable(r->note, nbuf, sizeof(nbuf)));
-		if (n > (int)sizeof(line) - 1)
-			n = (int)sizeof(line) - 1;
-		while (n > 0 && line[n - 1] == ' ')
-			line[--n] = 0;
-		puts(line);
+		snprintf(note, sizeof(note), "%s%s%s", r->note,
+			 r->note[0] && r->libs && r->libs->why[0] ? "; " : "", r->libs ? r->libs->why : "");
+		table_line(t, r, r->program, strat, huge, small4k, ms, note);
+		table_libs(r);
 	}
 	if (ferror(stdout))
 		stop = 1; /* e.g. a closed pipe */
@@ -364,13 +467,19 @@ static void emit(const struct row *r)
 
 /* ---- joining ---- */
 
-enum slot_state { FREE, PENDING, AFTER_DIRECT };
+/* PENDING: a loader exec, its outcome to come; AWAIT_LIBS: loaded, its
+ * libraries to come; AFTER_DIRECT: the loader's own execve to come. */
+enum slot_state { FREE, PENDING, AFTER_DIRECT, AWAIT_LIBS };
 
 struct slot {
 	enum slot_state state;
 	uint32_t pid;
 	uint64_t mono_ns; /* when it was stored, for expiry */
-	struct tx_exec ex;
+	struct tx_exec ex;   /* PENDING */
+	struct tx_loaded ld; /* AWAIT_LIBS: the outcome, and when the exec was */
+	bool have_exec;
+	uint64_t exec_boot_ns;
+	struct libs_seen libs;
 };
 
 static struct slot slots[SLOTS];
@@ -491,6 +600,56 @@ static void emit_exec(const struct tx_exec *ex, const char *outcome, const char 
 	emit(&r);
 }
 
+/* The row of a loaded exec: ld the outcome, exec_boot_ns when the exec
+ * was (if seen), libs its libraries (NULL without the stage). */
+static void emit_loaded(const struct tx_loaded *e, bool have_exec, uint64_t exec_boot_ns,
+			const struct libs_seen *libs)
+{
+	struct row r;
+	char path[TX_PATH_BYTES + 1];
+
+	row_from_task(&r, &e->t);
+	r.boot_ns = have_exec ? exec_boot_ns : e->t.boot_ns - e->elapsed_ns;
+	r.via = e->mode & TX_MODE_BINFMT ? "binfmt" : e->mode & TX_MODE_REEXEC ? "re-exec" : "command-line";
+	snprintf(path, sizeof(path), "%.*s", TX_PATH_BYTES, e->path);
+	r.program = path;
+	r.outcome = "loaded";
+	r.strategy = (int)e->strategy;
+	r.sizes = true;
+	r.text = e->text_bytes;
+	r.huge = e->huge_bytes;
+	r.file = e->file_bytes;
+	r.thp = e->thp_bytes;
+	r.hugetlb = e->hugetlb_bytes;
+	r.elapsed_ns = e->elapsed_ns;
+	r.remapped = e->mode & TX_MODE_REMAPPED;
+	r.libs = libs;
+	if (e->has_reason)
+		snprintf(r.note, sizeof(r.note), "fallback: %.*s", TX_REASON_BYTES, e->reason);
+	else if (!r.remapped && e->strategy != TIEXEC_STRATEGY_OFF)
+		snprintf(r.note, sizeof(r.note), "below min-text");
+	emit(&r);
+}
+
+/* Emits an exec held for its libraries, saying why (if not complete), and
+ * frees its slot. */
+static void emit_held(struct slot *s, const char *why)
+{
+	struct libs_seen *l = &s->libs;
+
+	if (!l->done && why)
+		snprintf(l->why, sizeof(l->why), "%s", why);
+	else if (l->done && l->seen < l->count)
+		snprintf(l->why, sizeof(l->why), "libraries: %llu of %llu records dropped",
+			 (unsigned long long)(l->count - l->seen), (unsigned long long)l->count);
+	else if (l->seen > l->n)
+		snprintf(l->why, sizeof(l->why), "libraries: %u more not shown", l->seen - l->n);
+	emit_loaded(&s->ld, s->have_exec, s->exec_boot_ns, l);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+	drop_slot(s);
+}
+
 static void flush_pending(bool all)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
@@ -500,7 +659,10 @@ static void flush_pending(bool all)
 			continue;
 		if (s->state == PENDING)
 			emit_exec(&s->ex, "unknown", "no outcome seen");
-		drop_slot(s);
+		if (s->state == AWAIT_LIBS)
+			emit_held(s, all ? "libraries: tracing stopped before their end" : "libraries: no end seen");
+		else
+			drop_slot(s);
 		i--; /* backward shift may have moved another entry here */
 	}
 }
@@ -509,6 +671,11 @@ static void on_exec(const struct tx_exec *ex)
 {
 	struct slot *s = find(ex->t.pid, ex->flags & TX_EXEC_LOADER);
 
+	if (s && s->state == AWAIT_LIBS) {
+		/* A library's constructor exec'd: the hook never ran. */
+		emit_held(s, "libraries: not placed (exec'd first)");
+		s = find(ex->t.pid, ex->flags & TX_EXEC_LOADER);
+	}
 	if (s && s->state == PENDING) {
 		/* The last loader exec in this pid never said what it did. */
 		emit_exec(&s->ex, "unknown", "no outcome seen");
@@ -524,7 +691,9 @@ static void on_exec(const struct tx_exec *ex)
 		s = find(ex->t.pid, true);
 	}
 	if (!(ex->flags & TX_EXEC_LOADER)) {
-		emit_exec(ex, "none", "not through tiexec");
+		/* Without --all the kernel side sends these only to end a wait. */
+		if (opt.all)
+			emit_exec(ex, "none", "not through tiexec");
 		return;
 	}
 	if (!usdt_on) {
@@ -557,29 +726,54 @@ static void on_loaded(const struct tx_loaded *e)
 {
 	struct row r;
 	struct tx_exec ex;
-	char path[TX_PATH_BYTES + 1];
+	struct slot *s = find(e->t.pid, false);
 
-	row_from_task(&r, &e->t);
-	r.boot_ns = e->t.boot_ns - e->elapsed_ns;
-	take_exec(&r, e->t.pid, &ex);
-	r.via = e->mode & TX_MODE_BINFMT ? "binfmt" : e->mode & TX_MODE_REEXEC ? "re-exec" : "command-line";
-	snprintf(path, sizeof(path), "%.*s", TX_PATH_BYTES, e->path);
-	r.program = path;
-	r.outcome = "loaded";
-	r.strategy = (int)e->strategy;
-	r.sizes = true;
-	r.text = e->text_bytes;
-	r.huge = e->huge_bytes;
-	r.file = e->file_bytes;
-	r.thp = e->thp_bytes;
-	r.hugetlb = e->hugetlb_bytes;
-	r.elapsed_ns = e->elapsed_ns;
-	r.remapped = e->mode & TX_MODE_REMAPPED;
-	if (e->has_reason)
-		snprintf(r.note, sizeof(r.note), "fallback: %.*s", TX_REASON_BYTES, e->reason);
-	else if (!r.remapped && e->strategy != TIEXEC_STRATEGY_OFF)
-		snprintf(r.note, sizeof(r.note), "below min-text");
-	emit(&r);
+	if (s && s->state == AWAIT_LIBS)
+		emit_held(s, "libraries: no end seen");
+	bool have_exec = take_exec(&r, e->t.pid, &ex);
+	if (!(e->mode & TX_MODE_LIBS) || !libs_on) {
+		emit_loaded(e, have_exec, ex.t.boot_ns, NULL);
+		return;
+	}
+	s = find(e->t.pid, true);
+	if (!s) { /* table full */
+		struct libs_seen none = { .why = "libraries: not followed (too many execs at once)" };
+		emit_loaded(e, have_exec, ex.t.boot_ns, &none);
+		return;
+	}
+	s->state = AWAIT_LIBS;
+	s->mono_ns = clock_ns(CLOCK_MONOTONIC);
+	s->ld = *e;
+	s->have_exec = have_exec;
+	s->exec_boot_ns = have_exec ? ex.t.boot_ns : 0;
+	memset(&s->libs, 0, sizeof(s->libs));
+}
+
+static void on_lib(const struct tx_lib *e)
+{
+	struct slot *s = find(e->t.pid, false);
+	struct libs_seen *l = s && s->state == AWAIT_LIBS ? &s->libs : NULL;
+
+	if (!l)
+		return;
+	l->seen++;
+	if (l->n == LIBS_KEPT)
+		return;
+	if (!l->v && !(l->v = malloc(LIBS_KEPT * sizeof(*l->v))))
+		return;
+	l->v[l->n++] = *e;
+}
+
+static void on_libs(const struct tx_libs *e)
+{
+	struct slot *s = find(e->t.pid, false);
+
+	if (!s || s->state != AWAIT_LIBS)
+		return;
+	s->libs.done = true;
+	s->libs.count = e->count;
+	s->libs.elapsed_ns = e->elapsed_ns;
+	emit_held(s, NULL);
 }
 
 static void on_direct(const struct tx_direct *e)
@@ -608,9 +802,19 @@ static void on_direct(const struct tx_direct *e)
 static void on_exit_event(const struct tx_exit *e)
 {
 	struct slot *s = find(e->t.pid, false);
-	char note[64];
+	char note[96];
 	int code = e->exit_code;
 
+	if (s && s->state == AWAIT_LIBS) {
+		/* ld.so failed (a library not found: status 127), or a
+		 * constructor ended the process. */
+		if (code & 0x7f)
+			snprintf(note, sizeof(note), "libraries: not placed (killed by signal %d first)", code & 0x7f);
+		else
+			snprintf(note, sizeof(note), "libraries: not placed (exit status %d first)", (code >> 8) & 0xff);
+		emit_held(s, note);
+		return;
+	}
 	if (!s || s->state != PENDING)
 		return;
 	if (code & 0x7f)
@@ -644,6 +848,14 @@ static int handle(void *ctx, void *data, size_t size)
 	case TX_EV_EXIT:
 		if (size >= sizeof(struct tx_exit))
 			on_exit_event(data);
+		break;
+	case TX_EV_LIB:
+		if (size >= sizeof(struct tx_lib))
+			on_lib(data);
+		break;
+	case TX_EV_LIBS:
+		if (size >= sizeof(struct tx_libs))
+			on_libs(data);
 		break;
 	default:
 		break;
@@ -729,6 +941,23 @@ static int attach_usdt(struct tiexec_trace_bpf *skel)
 		skel->links.direct = l;
 	else
 		err("cannot attach to the tiexec:direct probe of %s (%s)", loader_path, strerror(errno));
+	/* tiexec:lib and tiexec:libs: a loader from before the libraries stage
+	 * has neither, and its loaded probe never announces them. */
+	struct bpf_link *lib = bpf_program__attach_usdt(skel->progs.lib, -1, loader_path, "tiexec", "lib", NULL);
+	struct bpf_link *end =
+		lib ? bpf_program__attach_usdt(skel->progs.libs, -1, loader_path, "tiexec", "libs", NULL) : NULL;
+	if (lib && end) {
+		skel->links.lib = lib;
+		skel->links.libs = end;
+		libs_on = true;
+	} else {
+		int e = errno;
+		bpf_link__destroy(lib);
+		if (e != ENOENT)
+			err("cannot attach to the tiexec:lib and tiexec:libs probes of %s (%s): reporting execs "
+			    "without their libraries",
+			    loader_path, strerror(e));
+	}
 	return 0;
 }
 
@@ -854,6 +1083,7 @@ int main(int argc, char **argv)
 	}
 	usdt_on = attach_usdt(skel) == 0;
 	skel->bss->usdt_attached = usdt_on;
+	skel->bss->libs_attached = libs_on;
 
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle, NULL, NULL);
 	if (!rb) {

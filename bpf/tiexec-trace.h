@@ -13,7 +13,10 @@ enum tx_kind {
 	TX_EV_EXEC = 1,   /* sched_process_exec */
 	TX_EV_LOADED = 2, /* USDT tiexec:loaded */
 	TX_EV_DIRECT = 3, /* USDT tiexec:direct */
-	TX_EV_EXIT = 4,   /* a traced loader exited before either probe fired */
+	TX_EV_EXIT = 4,   /* a traced loader exited before either probe fired,
+			   * or before its libs probe */
+	TX_EV_LIB = 5,    /* USDT tiexec:lib */
+	TX_EV_LIBS = 6,   /* USDT tiexec:libs */
 };
 
 /* tx_exec.flags */
@@ -55,6 +58,23 @@ struct tx_direct {
 	struct tx_task t;
 	char path[TX_PATH_BYTES];
 	char reason[TX_REASON_BYTES];
+};
+
+/* One library placed; the program's path is not copied (joined by pid). */
+struct tx_lib {
+	struct tx_task t;
+	__u64 text_bytes, huge_bytes, file_bytes, thp_bytes, hugetlb_bytes;
+	__u32 has_reason;
+	__u32 pad;
+	char path[TX_PATH_BYTES]; /* the library's */
+	char reason[TX_REASON_BYTES];
+};
+
+/* The end of the libraries stage. */
+struct tx_libs {
+	struct tx_task t;
+	__u64 count; /* lib probes fired before it */
+	__u64 elapsed_ns;
 };
 
 struct tx_exit {

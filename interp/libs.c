@@ -18,6 +18,7 @@
 #include "cacheconv.h"
 #include "huge.h"
 #include "loader.h"
+#include "probes.h"
 #include "sys.h"
 
 #define MAPS_MAX (256 * 1024)
@@ -29,15 +30,26 @@ struct lib {
 	const char *path;
 };
 
+static int in_segs(const struct image *im, uint64_t lo, uint64_t hi)
+{
+	for (unsigned i = 0; i < im->nsegs; i++) {
+		const struct seg *g = &im->segs[i];
+		if (lo < tx_up(g->vaddr + g->memsz, TX_PAGE) && hi > tx_down(g->vaddr, TX_PAGE))
+			return 1;
+	}
+	return 0;
+}
+
 /* Whether [lo, hi) lies in memory the loader placed (the program, its
- * interpreter, tiexec itself): those are not libraries. */
+ * interpreter, tiexec itself): those are not libraries.  By segment, not
+ * by reservation: trim_reservation gave the alignment slack back, and
+ * ld.so's mmap may put a library there. */
 static int ours(uint64_t lo, uint64_t hi)
 {
 	uint64_t tl = tx_down((uint64_t)(uintptr_t)tx_ehdr_start, TX_PAGE);
 	uint64_t th = tx_up((uint64_t)(uintptr_t)tx_end, TX_PAGE);
 
-	return (lo < prog.res_hi && hi > prog.res_lo) || (lo < interp.res_hi && hi > interp.res_lo) ||
-	       (lo < th && hi > tl);
+	return in_segs(&prog, lo, hi) || in_segs(&interp, lo, hi) || (lo < th && hi > tl);
 }
 
 /* The executable file mappings of /proc/self/maps that hold at least one
@@ -91,7 +103,13 @@ static void report_lib(const struct lib *b, const struct huge_result *hr)
 {
 	struct msg m;
 	uint64_t text = b->hi - b->lo, on = hr->text_huge > text ? text : hr->text_huge;
+	const char *why = hr->nnotes ? hr->notes[0] : NULL, *path = prog.path;
 
+	/* In a register: as a global's field the probe's operand would be
+	 * "prog(%rip)", which libbpf (1.1) cannot read. */
+	__asm__("" : "+r"(path));
+	TX_PROBE(lib, path, b->path, text, on, hr->file, hr->thp, hr->hugetlb, why);
+	(void)why, (void)path;
 	for (unsigned i = 0; i < hr->nnotes; i++) {
 		if (!opt.verbose)
 			break;
@@ -125,20 +143,21 @@ static void report_lib(const struct lib *b, const struct huge_result *hr)
 
 /* One library's text mapping, through the same strategies as the
  * program's own text.  The file is opened by the path the mapping names,
- * and used only if it is still the mapped file (device and inode). */
-static void place_lib(const struct lib *b, const struct opts *o)
+ * and used only if it is still the mapped file (device and inode).
+ * Returns whether it was reported (the lib probe counts them). */
+static int place_lib(const struct lib *b, const struct opts *o)
 {
 	struct statx st;
 	struct huge_result hr;
 	int fd = (int)sys_openat(TX_AT_FDCWD, b->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
 
 	if (fd < 0)
-		return;
+		return 0;
 	if (sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_TYPE, &st) < 0 ||
 	    (st.stx_mode & S_IFMT) != S_IFREG || st.stx_ino != b->ino || st.stx_dev_major != b->maj ||
 	    st.stx_dev_minor != b->min || b->off >= st.stx_size) {
 		sys_close(fd);
-		return;
+		return 0;
 	}
 	struct seg g;
 	memset(&g, 0, sizeof(g));
@@ -162,6 +181,7 @@ static void place_lib(const struct lib *b, const struct opts *o)
 	huge_apply(&req, &hr);
 	sys_close(fd);
 	report_lib(b, &hr);
+	return 1;
 }
 
 /* getauxval(AT_ENTRY) must be the program's: ld.so read ours already. */
@@ -181,12 +201,15 @@ __attribute__((noreturn, used)) void tiexec_hook_main(uint64_t *sp)
 	static struct lib libs[LIBS_MAX];
 	static char maps[MAPS_MAX];
 	struct opts o = opt;
+	uint64_t t0 = now_ns(), placed = 0;
 
 	restore_entry(sp, prog.eh.e_entry + prog.bias);
 	o.round_out = 0; /* a library's neighbours are not ours to cover */
 	unsigned n = find_libs(libs, maps);
 	for (unsigned i = 0; i < n; i++)
-		place_lib(&libs[i], &o);
+		placed += (uint64_t)place_lib(&libs[i], &o);
+	TX_PROBE(libs, prog.path, placed, now_ns() - t0);
+	(void)t0, (void)placed;
 	huge_done();
 	start_after_hook();
 }

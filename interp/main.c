@@ -26,16 +26,9 @@
 #include "probes.h"
 #include "sys.h"
 
-/* USDT probes (zero cost, a nop, when nobody listens): what tiexec did,
+/* USDT probes (probes.h, zero cost when nobody listens): what tiexec did,
  * for bpf/tiexec-trace.  Only the loader knows the outcome, and it must
  * not need a file, a socket or a daemon to tell it. */
-#if TIEXEC_HAVE_SDT
-#define SDT_USE_VARIADIC 1
-#include <sys/sdt.h>
-#define TX_PROBE(...) STAP_PROBEV(tiexec, __VA_ARGS__)
-#else
-#define TX_PROBE(...) ((void)0)
-#endif
 
 #ifndef TIEXEC_VERSION
 #define TIEXEC_VERSION "0.1.0"
@@ -542,8 +535,8 @@ static void finish_process(const char *execfn)
 	set_comm(execfn);
 }
 
-static void tell(const char *path, int remap, const struct launch *l, const struct huge_result *hr,
-		 uint64_t t0)
+static void tell(const char *path, int remap, int hook, const struct launch *l,
+		 const struct huge_result *hr, uint64_t t0)
 {
 	if (remap) {
 		report(path, hr, t0);
@@ -556,7 +549,7 @@ static void tell(const char *path, int remap, const struct launch *l, const stru
 		say(&m);
 	}
 	uint64_t mode = (l->binfmt ? TX_MODE_BINFMT : 0) | (l->reexec ? TX_MODE_REEXEC : 0) |
-			(remap ? TX_MODE_REMAPPED : 0);
+			(remap ? TX_MODE_REMAPPED : 0) | (hook ? TX_MODE_LIBS : 0);
 	uint64_t text = prog.info.text_bytes, huge = hr->text_huge > text ? text : hr->text_huge;
 	const char *why = hr->nnotes ? hr->notes[0] : NULL;
 	TX_PROBE(loaded, path, mode, (uint64_t)opt.strategy, text, huge, hr->file, hr->thp, hr->hugetlb,
@@ -621,7 +614,7 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 
 	/* 4. The process as a direct exec leaves it, and the jump. */
 	finish_process(l.execfn);
-	tell(l.path, remap, &l, &hr, t0);
+	tell(l.path, remap, hook, &l, &hr, t0);
 	uint64_t entry = prog.info.interp >= 0 ? interp.eh.e_entry + interp.bias
 					       : prog.eh.e_entry + prog.bias;
 	start_program(&s, l.first, l.execfn, entry, hook);

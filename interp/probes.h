@@ -1,16 +1,42 @@
 /* The loader's USDT probes, provider "tiexec": the contract between the
- * loader (interp/main.c) and bpf/tiexec-trace, which both include this.
+ * loader (interp/main.c, interp/libs.c) and bpf/tiexec-trace, which both
+ * include this.
  *
  *   loaded(path, mode, strategy, text_bytes, huge_bytes, file_bytes,
  *          thp_bytes, hugetlb_bytes, elapsed_ns, reason)
- *       just before the loader jumps to the program; strategy is a
+ *       just before the loader jumps to the program (or, with
+ *       TX_MODE_LIBS in mode, to its dynamic linker); strategy is a
  *       TIEXEC_STRATEGY_* value (interp/mark.h), reason NULL or why
  *       something fell back.
  *   direct(path, reason)
- *       just before the loader execve()s the program plainly. */
+ *       just before the loader execve()s the program plainly.
+ *   lib(path, lib_path, text_bytes, huge_bytes, file_bytes, thp_bytes,
+ *       hugetlb_bytes, reason)
+ *       once per library mapping placed by the stage after the dynamic
+ *       linker (libs.c), in the same process as the loaded probe that
+ *       announced it with TX_MODE_LIBS, but later: ld.so has run since.
+ *       path is the program's, lib_path the library's as in
+ *       /proc/self/maps; reason NULL or why something fell back.
+ *   libs(path, count, elapsed_ns)
+ *       after the last lib probe, just before the program is entered:
+ *       count lib probes fired, the stage took elapsed_ns.  A process
+ *       whose loaded probe had TX_MODE_LIBS fires it unless it dies or
+ *       execs first (ld.so cannot find a library: it exits 127).
+ *
+ * A probe is a nop when nobody listens; without <sys/sdt.h> (meson checks
+ * for it) it is not there at all. */
 #pragma once
 
 /* Bits of loaded's mode argument. */
 #define TX_MODE_BINFMT 1   /* started by binfmt_misc */
 #define TX_MODE_REEXEC 2   /* a re-exec through TIEXEC_EXE */
 #define TX_MODE_REMAPPED 4 /* the text went through the huge-page strategies */
+#define TX_MODE_LIBS 8     /* the libraries stage follows: lib probes, then libs */
+
+#if TIEXEC_HAVE_SDT
+#define SDT_USE_VARIADIC 1
+#include <sys/sdt.h>
+#define TX_PROBE(...) STAP_PROBEV(tiexec, __VA_ARGS__)
+#else
+#define TX_PROBE(...) ((void)0)
+#endif

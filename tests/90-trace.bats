@@ -25,6 +25,11 @@ setup_file() {
 	printf '\x40' | dd of="$t/m/probe-pie" bs=1 seek=70 conv=notrunc status=none
 	# A loader without USDT probes.
 	objcopy --remove-section .note.stapsdt "$t/bin/tiexec" "$t/tiexec-noprobes" 2>/dev/null || :
+	# bl: a PIE whose 16 MiB of code is in libbl.so beside it; nolib/bl
+	# the same program without its library (ld.so exits 127).
+	mkdir "$t/lib" "$t/nolib"
+	"$ROOT/tests/fixtures/gentext.sh" "$t/lib/bl" 16 lib 2>/dev/null
+	cp "$t/lib/bl" "$t/nolib/bl"
 }
 
 setup() {
@@ -84,6 +89,11 @@ events_of() {
 # field NAME LINE: a field of one JSON line (strings without their quotes).
 field() {
 	sed -n -E 's/.*"'"$1"'":("([^"\\]|\\.)*"|[^,}]*).*/\1/p' <<<"$2" | sed -E 's/^"(.*)"$/\1/'
+}
+
+# libs_of LINE: the objects of a JSON line's "libs" array, one a line.
+libs_of() {
+	sed -n -E 's/.*"libs":\[(.*)\],"libs_us".*/\1/p' <<<"$1" | sed 's/},{/}\n{/g'
 }
 
 # first_line FILE: the pid a command printed first.
@@ -188,6 +198,8 @@ first_line() {
 @test "trace: --all also shows direct execs, marked; the loader's direct runs say why" {
 	start_trace --json --all --loader "$LOADER"
 	sh -c 'echo $$; exec "$FIXTURES/probe-pie"' >"$O/direct"
+	# (--no-libs: with the libraries stage a small dynamic program is
+	# loaded all the same, for its libraries.)
 	sh -c 'echo $$; exec "$LOADER" --no-libs /bin/true' >"$O/below"
 	stop_trace INT
 	local line
@@ -204,6 +216,98 @@ first_line() {
 	[ "$(field program "$line")" = /bin/true ]
 	[ "$(field outcome "$line")" = direct ]
 	[ "$(field note "$line")" = "direct: below min-text" ]
+}
+
+@test "trace: a program whose code is in a 16 MiB library: the event lists it with its bytes per strategy" {
+	local L=$BATS_FILE_TMPDIR/lib
+	start_trace --json --loader "$LOADER"
+	sh -c 'echo $$; exec "$LOADER" "$1/bl" loop 1' sh "$L" >"$O/bl"
+	sh -c 'echo $$; exec "$LOADER" --strategy=off "$1/bl" loop 1' sh "$L" >"$O/off"
+	sh -c 'echo $$; exec "$LOADER" --no-libs "$1/bl" loop 1' sh "$L" >"$O/nolibs"
+	stop_trace INT
+	local line lib
+	line=$(events_of pid "$(first_line "$O/bl")")
+	[ "$(wc -l <<<"$line")" -eq 1 ]
+	[ "$(field program "$line")" = "$L/bl" ]
+	[ "$(field outcome "$line")" = loaded ]
+	[ "$(field libs_us "$line")" -gt 0 ]
+	[ "$(field libs_note "$line")" = null ]
+	lib=$(libs_of "$line")
+	[ "$(wc -l <<<"$lib")" -eq 1 ]
+	[ "$(field path "$lib")" = "$L/libbl.so" ]
+	[ "$(field text_bytes "$lib")" -ge $((16 << 20)) ]
+	[ "$(field huge_bytes "$lib")" -ge $((12 << 20)) ]
+	[ $(($(field huge_bytes "$lib") + $(field small_bytes "$lib"))) -eq "$(field text_bytes "$lib")" ]
+	[ $(($(field file_bytes "$lib") + $(field thp_bytes "$lib") + $(field hugetlb_bytes "$lib"))) -ge "$(field huge_bytes "$lib")" ]
+	[[ "$(field used "$lib")" == @(file|thp) ]]
+	[ "$(field note "$lib")" = null ]
+	# No libraries stage: null, not an empty list.
+	line=$(events_of pid "$(first_line "$O/off")")
+	[ "$(field strategy "$line")" = off ]
+	[[ "$line" == *'"libs":null,"libs_us":null,"libs_note":null}' ]]
+	line=$(events_of pid "$(first_line "$O/nolibs")")
+	[[ "$line" == *'"libs":null,"libs_us":null,"libs_note":null}' ]]
+}
+
+@test "trace: the table: a line per library under its exec's" {
+	local L=$BATS_FILE_TMPDIR/lib
+	start_trace --loader "$LOADER"
+	sh -c 'echo $$; exec "$LOADER" --strategy=thp "$1/bl" loop 1' sh "$L" >"$O/bl"
+	stop_trace TERM
+	local pid
+	pid=$(first_line "$O/bl")
+	cat "$O/out"
+	grep -A1 -E "^[0-9]{2}:[0-9]{2}:[0-9]{2}  $pid +0 +${L//./\\.}/bl +thp " "$O/out" >"$O/rows"
+	[ "$(wc -l <"$O/rows")" -eq 2 ]
+	grep -qE "^ {10}$pid +0 +\+ ${L//./\\.}/libbl\.so +thp +1[0-9]\.[0-9]MiB +[0-9]+\.[0-9]MiB +-$" "$O/rows"
+}
+
+@test "trace: why a library is not on huge pages: THP never with --strategy=thp, ld.so failing" {
+	[ -w "$THP" ] || skip_unsupported "cannot change $THP"
+	start_trace --json --loader "$LOADER"
+	echo never >"$THP"
+	sh -c 'echo $$; exec "$LOADER" --strategy=thp "$1/lib/bl" loop 1' sh "$BATS_FILE_TMPDIR" >"$O/bl"
+	sed -n 's/.*\[\(.*\)\].*/\1/p' "$BATS_FILE_TMPDIR/thp-enabled" >"$THP"
+	sh -c 'echo $$; exec "$LOADER" "$1/nolib/bl" loop 1' sh "$BATS_FILE_TMPDIR" >"$O/nolib" 2>/dev/null || :
+	stop_trace INT
+	local line lib
+	line=$(events_of pid "$(first_line "$O/bl")")
+	[ "$(wc -l <<<"$line")" -eq 1 ]
+	lib=$(libs_of "$line")
+	[ "$(wc -l <<<"$lib")" -eq 1 ]
+	[ "$(field path "$lib")" = "$BATS_FILE_TMPDIR/lib/libbl.so" ]
+	[ "$(field huge_bytes "$lib")" -eq 0 ]
+	[ "$(field used "$lib")" = null ]
+	same "fallback: thp: transparent huge pages are disabled (transparent_hugepage/enabled is never)" \
+		"$(field note "$lib")"
+	[ "$(field libs_note "$line")" = null ]
+	# ld.so cannot find libbl.so: the exec, loaded, and why no library.
+	line=$(events_of pid "$(first_line "$O/nolib")")
+	[ "$(wc -l <<<"$line")" -eq 1 ]
+	[ "$(field outcome "$line")" = loaded ]
+	[[ "$line" == *'"libs":[],"libs_us":null,'* ]]
+	same "libraries: not placed (exit status 127 first)" "$(field libs_note "$line")"
+}
+
+@test "trace: 40 execs at once, each with its library: every event lists its own" {
+	local L=$BATS_FILE_TMPDIR/lib i pids=()
+	start_trace --json --loader "$LOADER"
+	for ((i = 0; i < 40; i++)); do
+		sh -c 'echo $$; exec "$LOADER" --strategy=file "$1/bl" loop 1' sh "$L" >"$O/p$i" &
+		pids+=($!)
+	done
+	wait "${pids[@]}" # (not the tracer)
+	stop_trace INT
+	local line lib
+	for ((i = 0; i < 40; i++)); do
+		line=$(events_of pid "$(first_line "$O/p$i")")
+		[ "$(wc -l <<<"$line")" -eq 1 ]
+		echo "$line"
+		[ "$(field libs_note "$line")" = null ]
+		lib=$(libs_of "$line")
+		[ "$(wc -l <<<"$lib")" -eq 1 ]
+		[ "$(field path "$lib")" = "$L/libbl.so" ]
+	done
 }
 
 @test "trace: a loader that fails before loading is reported with its status" {
