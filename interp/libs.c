@@ -126,18 +126,7 @@ static void report_lib(const struct lib *b, const struct huge_result *hr)
 	msg_str(&m, "library '");
 	msg_str(&m, b->path);
 	msg_str(&m, "': ");
-	msg_mib(&m, on);
-	msg_str(&m, " of ");
-	msg_mib(&m, text);
-	msg_str(&m, " MiB text on 2 MiB pages (file ");
-	msg_mib(&m, hr->file);
-	msg_str(&m, ", thp ");
-	msg_mib(&m, hr->thp);
-	if (hr->hugetlb) {
-		msg_str(&m, ", hugetlb ");
-		msg_mib(&m, hr->hugetlb);
-	}
-	msg_str(&m, ")");
+	msg_placed(&m, text, hr);
 	say(&m);
 }
 

@@ -44,6 +44,9 @@ __attribute__((noreturn)) void die(const char *path, const char *what, const cha
 /* 127 for ENOENT/ENOTDIR, else 126. */
 __attribute__((noreturn)) void die_errno(const char *path, const char *what, long err);
 void verbose_note(const char *path, const char *what);
+struct huge_result;
+/* "X of Y MiB text on 2 MiB pages (file a, thp b[, hugetlb c][, lazy d])". */
+void msg_placed(struct msg *m, uint64_t text, const struct huge_result *hr);
 uint64_t now_ns(void);
 
 /* ---- image.c: reading, validating and mapping ELF files ---- */

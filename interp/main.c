@@ -154,22 +154,8 @@ static void report(const char *path, const struct huge_result *hr, uint64_t t0)
 	if (!opt.verbose)
 		return;
 	msg_head(&m, path);
-	msg_mib(&m, on);
-	msg_str(&m, " of ");
-	msg_mib(&m, text);
-	msg_str(&m, " MiB text on 2 MiB pages (file ");
-	msg_mib(&m, hr->file);
-	msg_str(&m, ", thp ");
-	msg_mib(&m, hr->thp);
-	if (hr->hugetlb) {
-		msg_str(&m, ", hugetlb ");
-		msg_mib(&m, hr->hugetlb);
-	}
-	if (hr->lazy) {
-		msg_str(&m, ", lazy ");
-		msg_mib(&m, hr->lazy);
-	}
-	msg_str(&m, "), ");
+	msg_placed(&m, text, hr);
+	msg_str(&m, ", ");
 	msg_mib(&m, text - on);
 	msg_str(&m, " on 4 KiB, ");
 	msg_ms(&m, now_ns() - t0);

@@ -2,6 +2,7 @@
  * "tiexec: 'PATH': what", as the project's error convention asks. */
 #include <errno.h>
 
+#include "huge.h"
 #include "loader.h"
 #include "sys.h"
 
@@ -80,3 +81,25 @@ uint64_t now_ns(void)
 	return (uint64_t)ts.sec * 1000000000ULL + (uint64_t)ts.nsec;
 }
 
+
+void msg_placed(struct msg *m, uint64_t text, const struct huge_result *hr)
+{
+	uint64_t on = hr->text_huge > text ? text : hr->text_huge;
+
+	msg_mib(m, on);
+	msg_str(m, " of ");
+	msg_mib(m, text);
+	msg_str(m, " MiB text on 2 MiB pages (file ");
+	msg_mib(m, hr->file);
+	msg_str(m, ", thp ");
+	msg_mib(m, hr->thp);
+	if (hr->hugetlb) {
+		msg_str(m, ", hugetlb ");
+		msg_mib(m, hr->hugetlb);
+	}
+	if (hr->lazy) {
+		msg_str(m, ", lazy ");
+		msg_mib(m, hr->lazy);
+	}
+	msg_str(m, ")");
+}
