@@ -195,6 +195,23 @@ int exit_classic(void *ctx)
 	return on_exit();
 }
 
+static __always_inline void fill_placed(struct tx_placed *p, const char *path, __u64 text, __u64 huge,
+					__u64 file, __u64 thp, __u64 hugetlb, const char *reason)
+{
+	p->text_bytes = text;
+	p->huge_bytes = huge;
+	p->file_bytes = file;
+	p->thp_bytes = thp;
+	p->hugetlb_bytes = hugetlb;
+	p->pad = 0;
+	p->path[0] = 0;
+	p->reason[0] = 0;
+	bpf_probe_read_user_str(p->path, sizeof(p->path), path);
+	p->has_reason = reason != NULL;
+	if (reason)
+		bpf_probe_read_user_str(p->reason, sizeof(p->reason), reason);
+}
+
 SEC("usdt")
 int BPF_USDT(loaded, const char *path, __u64 mode, __u64 strategy, __u64 text, __u64 huge,
 	     __u64 file, __u64 thp, __u64 hugetlb, __u64 elapsed_ns, const char *reason)
@@ -213,19 +230,8 @@ int BPF_USDT(loaded, const char *path, __u64 mode, __u64 strategy, __u64 text, _
 	fill_task(&e->t, TX_EV_LOADED);
 	e->mode = mode;
 	e->strategy = strategy;
-	e->text_bytes = text;
-	e->huge_bytes = huge;
-	e->file_bytes = file;
-	e->thp_bytes = thp;
-	e->hugetlb_bytes = hugetlb;
 	e->elapsed_ns = elapsed_ns;
-	e->pad = 0;
-	e->path[0] = 0;
-	e->reason[0] = 0;
-	bpf_probe_read_user_str(e->path, sizeof(e->path), path);
-	e->has_reason = reason != NULL;
-	if (reason)
-		bpf_probe_read_user_str(e->reason, sizeof(e->reason), reason);
+	fill_placed(&e->p, path, text, huge, file, thp, hugetlb, reason);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
@@ -257,18 +263,7 @@ int BPF_USDT(lib, const char *path, const char *lib_path, __u64 text, __u64 huge
 	if (!e)
 		return 0;
 	fill_task(&e->t, TX_EV_LIB);
-	e->text_bytes = text;
-	e->huge_bytes = huge;
-	e->file_bytes = file;
-	e->thp_bytes = thp;
-	e->hugetlb_bytes = hugetlb;
-	e->pad = 0;
-	e->path[0] = 0;
-	e->reason[0] = 0;
-	bpf_probe_read_user_str(e->path, sizeof(e->path), lib_path);
-	e->has_reason = reason != NULL;
-	if (reason)
-		bpf_probe_read_user_str(e->reason, sizeof(e->reason), reason);
+	fill_placed(&e->p, lib_path, text, huge, file, thp, hugetlb, reason);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

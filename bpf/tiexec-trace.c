@@ -320,8 +320,8 @@ static void json_libs(const struct row *r)
 	for (unsigned i = 0; i < l->n; i++) {
 		const struct tx_lib *b = &l->v[i];
 		char path[TX_PATH_BYTES + 1], note[TX_REASON_BYTES + 16];
-		const char *used = mechanism(b->huge_bytes, b->file_bytes, b->thp_bytes, b->hugetlb_bytes);
-		snprintf(path, sizeof(path), "%.*s", TX_PATH_BYTES, b->path);
+		const char *used = mechanism(b->p.huge_bytes, b->p.file_bytes, b->p.thp_bytes, b->p.hugetlb_bytes);
+		snprintf(path, sizeof(path), "%.*s", TX_PATH_BYTES, b->p.path);
 		fputs(i ? ",{\"path\":" : "{\"path\":", stdout);
 		json_str(stdout, path);
 		fputs(",\"used\":", stdout);
@@ -329,15 +329,15 @@ static void json_libs(const struct row *r)
 			json_str(stdout, used);
 		else
 			fputs("null", stdout);
-		json_u64(stdout, "text_bytes", true, b->text_bytes);
-		json_u64(stdout, "huge_bytes", true, b->huge_bytes);
-		json_u64(stdout, "small_bytes", true, b->text_bytes > b->huge_bytes ? b->text_bytes - b->huge_bytes : 0);
-		json_u64(stdout, "file_bytes", true, b->file_bytes);
-		json_u64(stdout, "thp_bytes", true, b->thp_bytes);
-		json_u64(stdout, "hugetlb_bytes", true, b->hugetlb_bytes);
+		json_u64(stdout, "text_bytes", true, b->p.text_bytes);
+		json_u64(stdout, "huge_bytes", true, b->p.huge_bytes);
+		json_u64(stdout, "small_bytes", true, b->p.text_bytes > b->p.huge_bytes ? b->p.text_bytes - b->p.huge_bytes : 0);
+		json_u64(stdout, "file_bytes", true, b->p.file_bytes);
+		json_u64(stdout, "thp_bytes", true, b->p.thp_bytes);
+		json_u64(stdout, "hugetlb_bytes", true, b->p.hugetlb_bytes);
 		fputs(",\"note\":", stdout);
-		if (b->has_reason) {
-			snprintf(note, sizeof(note), "fallback: %.*s", TX_REASON_BYTES, b->reason);
+		if (b->p.has_reason) {
+			snprintf(note, sizeof(note), "fallback: %.*s", TX_REASON_BYTES, b->p.reason);
 			json_str(stdout, note);
 		} else {
 			fputs("null", stdout);
@@ -376,15 +376,15 @@ static void table_libs(const struct row *r)
 	for (unsigned i = 0; l && i < l->n; i++) {
 		const struct tx_lib *b = &l->v[i];
 		char prog[TX_PATH_BYTES + 3], strat[32], huge[32], small4k[32], note[TX_REASON_BYTES + 16];
-		snprintf(prog, sizeof(prog), "+ %.*s", TX_PATH_BYTES, b->path);
+		snprintf(prog, sizeof(prog), "+ %.*s", TX_PATH_BYTES, b->p.path);
 		strategy_column(strat, sizeof(strat), r->strategy,
-				mechanism(b->huge_bytes, b->file_bytes, b->thp_bytes, b->hugetlb_bytes));
-		fmt_mib(huge, sizeof(huge), true, b->huge_bytes);
+				mechanism(b->p.huge_bytes, b->p.file_bytes, b->p.thp_bytes, b->p.hugetlb_bytes));
+		fmt_mib(huge, sizeof(huge), true, b->p.huge_bytes);
 		fmt_mib(small4k, sizeof(small4k), true,
-			b->text_bytes > b->huge_bytes ? b->text_bytes - b->huge_bytes : 0);
+			b->p.text_bytes > b->p.huge_bytes ? b->p.text_bytes - b->p.huge_bytes : 0);
 		note[0] = 0;
-		if (b->has_reason)
-			snprintf(note, sizeof(note), "fallback: %.*s", TX_REASON_BYTES, b->reason);
+		if (b->p.has_reason)
+			snprintf(note, sizeof(note), "fallback: %.*s", TX_REASON_BYTES, b->p.reason);
 		table_line("", r, prog, strat, huge, small4k, "-", note);
 	}
 }
@@ -611,21 +611,21 @@ static void emit_loaded(const struct tx_loaded *e, bool have_exec, uint64_t exec
 	row_from_task(&r, &e->t);
 	r.boot_ns = have_exec ? exec_boot_ns : e->t.boot_ns - e->elapsed_ns;
 	r.via = e->mode & TX_MODE_BINFMT ? "binfmt" : e->mode & TX_MODE_REEXEC ? "re-exec" : "command-line";
-	snprintf(path, sizeof(path), "%.*s", TX_PATH_BYTES, e->path);
+	snprintf(path, sizeof(path), "%.*s", TX_PATH_BYTES, e->p.path);
 	r.program = path;
 	r.outcome = "loaded";
 	r.strategy = (int)e->strategy;
 	r.sizes = true;
-	r.text = e->text_bytes;
-	r.huge = e->huge_bytes;
-	r.file = e->file_bytes;
-	r.thp = e->thp_bytes;
-	r.hugetlb = e->hugetlb_bytes;
+	r.text = e->p.text_bytes;
+	r.huge = e->p.huge_bytes;
+	r.file = e->p.file_bytes;
+	r.thp = e->p.thp_bytes;
+	r.hugetlb = e->p.hugetlb_bytes;
 	r.elapsed_ns = e->elapsed_ns;
 	r.remapped = e->mode & TX_MODE_REMAPPED;
 	r.libs = libs;
-	if (e->has_reason)
-		snprintf(r.note, sizeof(r.note), "fallback: %.*s", TX_REASON_BYTES, e->reason);
+	if (e->p.has_reason)
+		snprintf(r.note, sizeof(r.note), "fallback: %.*s", TX_REASON_BYTES, e->p.reason);
 	else if (!r.remapped && e->strategy != TIEXEC_STRATEGY_OFF)
 		snprintf(r.note, sizeof(r.note), "below min-text");
 	emit(&r);

@@ -45,13 +45,19 @@ struct tx_exec {
 	char args[TX_ARGS_BYTES];     /* loader execs only */
 };
 
-struct tx_loaded {
-	struct tx_task t;
-	__u64 mode, strategy, text_bytes, huge_bytes, file_bytes, thp_bytes, hugetlb_bytes, elapsed_ns;
+/* What a placement came to: the program's text, or a library's. */
+struct tx_placed {
+	__u64 text_bytes, huge_bytes, file_bytes, thp_bytes, hugetlb_bytes;
 	__u32 has_reason;
 	__u32 pad;
 	char path[TX_PATH_BYTES];
 	char reason[TX_REASON_BYTES];
+};
+
+struct tx_loaded {
+	struct tx_task t;
+	__u64 mode, strategy, elapsed_ns;
+	struct tx_placed p; /* the program's */
 };
 
 struct tx_direct {
@@ -63,11 +69,7 @@ struct tx_direct {
 /* One library placed; the program's path is not copied (joined by pid). */
 struct tx_lib {
 	struct tx_task t;
-	__u64 text_bytes, huge_bytes, file_bytes, thp_bytes, hugetlb_bytes;
-	__u32 has_reason;
-	__u32 pad;
-	char path[TX_PATH_BYTES]; /* the library's */
-	char reason[TX_REASON_BYTES];
+	struct tx_placed p; /* the library's */
 };
 
 /* The end of the libraries stage. */
