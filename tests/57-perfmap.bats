@@ -68,7 +68,7 @@ profile_copy() {
 		$2 == "r-xp" && NF == 5 && length(a[1]) == length(h) && a[1] <= h && h < a[2] { f = 1 }
 		END { exit !f }' "/proc/$CPID/maps" || { cat "/proc/$CPID/maps"; return 1; }
 
-	run_t perf record -q -e cpu-clock -o "$data" -p "$CPID" -- sleep 1
+	run_t perf record -q -e cpu-clock -o "$data" -p "$CPID" -- sleep 0.5
 	[ "$status" -eq 0 ]
 	# without a map: a raw address, the hot function not named
 	local top
@@ -104,7 +104,7 @@ profile_copy() {
 
 @test "perf record around tiexec: named without a map (mremap reports no new mapping)" {
 	local data=$BATS_TEST_TMPDIR/perf.data
-	run_t perf record -q -e cpu-clock -o "$data" -- "$TIEXEC" --strategy=thp -v "$FIXTURES/perfhot" 1
+	run_t perf record -q -e cpu-clock -o "$data" -- "$TIEXEC" --strategy=thp -v "$FIXTURES/perfhot" 0.5
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"(file 0.0, thp "* ]]
@@ -156,6 +156,26 @@ profile_copy() {
 	run_t "$STAT" --perf-map "$CPID"
 	[ "$status" -eq 0 ]
 	same "$once" "$(cat "$MAP")"
+}
+
+@test "--perf-map: another user's process: the map is theirs, written by root or by them" {
+	[ "$(id -u)" = 0 ] || skip "needs root to run a process as another user"
+	local nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --)
+	start "${nobody[@]}" "$TIEXEC" --strategy=thp "$FIXTURES/perfhot" 20
+	local who
+	for who in root nobody; do
+		rm -f "$MAP"
+		if [ "$who" = root ]; then
+			run_t "$STAT" --perf-map "$CPID"
+		else
+			run_t "${nobody[@]}" "$STAT" --perf-map "$CPID"
+		fi
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[[ "${lines[1]}" == *" $FIXTURES/perfhot: "*" functions" ]]
+		same "65534 65534 644" "$(stat -c '%u %g %a' "$MAP")"
+		grep -q ' perfhot_spin$' "$MAP"
+	done
 }
 
 @test "--perf-map: a planted link or another user's file is refused" {
