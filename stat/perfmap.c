@@ -244,6 +244,48 @@ static long copy_syms(Elf *e, uint64_t bias, uint64_t a, uint64_t b, struct pm_s
 	return added;
 }
 
+static int has_symtab(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB && sh.sh_size)
+			return 1;
+	return 0;
+}
+
+/* A stripped file's full symbol table is in the debug packages (Debian's
+ * -dbgsym, Fedora's -debuginfo), found by the file's build ID at
+ * /usr/lib/debug/.build-id/XX/REST.debug, as perf and gdb look for it; in
+ * the process's mount namespace.  Returns an fd, or -1. */
+static int open_debug(long pid, Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+		while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || nh.n_descsz < 2 ||
+			    nh.n_descsz > 64 || memcmp((char *)d->d_buf + noff, "GNU", 4) != 0)
+				continue;
+			const unsigned char *id = (const unsigned char *)d->d_buf + doff;
+			char p[256];
+			int n = snprintf(p, sizeof(p), "/proc/%ld/root/usr/lib/debug/.build-id/%02x/", pid, id[0]);
+			for (size_t k = 1; k < nh.n_descsz; k++)
+				n += snprintf(p + n, sizeof(p) - (size_t)n, "%02x", id[k]);
+			snprintf(p + n, sizeof(p) - (size_t)n, ".debug");
+			return open(p, O_RDONLY | O_CLOEXEC);
+		}
+	}
+	return -1;
+}
+
 /* Why a piece of anonymous text is not (known to be) a copy. */
 static const char not_beside[] = "no file mapping next to it";
 static const char not_inside[] = "not where its file's text lies";
@@ -300,13 +342,20 @@ static int name_copy(long pid, const struct smaps *s, size_t i, struct pm_syms *
 				*c->path ? c->path : "(anonymous)", why);
 		return 0;
 	}
-	long r = copy_syms(e, bias, c->start, c->end, o);
+	/* A debug file has the same addresses as the file it was split from. */
+	int dfd = has_symtab(e) ? -1 : open_debug(pid, e);
+	Elf *de = dfd >= 0 ? elf_begin(dfd, ELF_C_READ_MMAP, NULL) : NULL;
+	int use_debug = de && elf_kind(de) == ELF_K_ELF && has_symtab(de);
+	long r = copy_syms(use_debug ? de : e, bias, c->start, c->end, o);
+	elf_end(de);
+	if (dfd >= 0)
+		close(dfd);
 	elf_end(e);
 	close(fd);
 	if (r < 0)
 		return -1;
-	fprintf(out, "  0x%" PRIx64 "-0x%" PRIx64 " %s: %ld functions\n", c->start, c->end,
-		s->map[src].path, r);
+	fprintf(out, "  0x%" PRIx64 "-0x%" PRIx64 " %s: %ld functions%s\n", c->start, c->end,
+		s->map[src].path, r, use_debug ? " (from its debug file)" : "");
 	return 1;
 }
 

@@ -178,6 +178,32 @@ profile_copy() {
 	done
 }
 
+@test "--perf-map: a stripped program's functions from its debug file (by build ID)" {
+	[ "$(id -u)" = 0 ] || skip "needs root for a private mount on /usr/lib/debug"
+	local d=$BATS_TEST_TMPDIR id
+	cp "$FIXTURES/perfhot" "$d/stripped"
+	objcopy --only-keep-debug "$d/stripped" "$d/stripped.debug"
+	strip "$d/stripped"
+	id=$(readelf -n "$d/stripped" | awk '/Build ID:/ { print $3 }')
+	[ -n "$id" ]
+	# stripped, nothing to name; a debug file for it only in the process's
+	# own mount namespace (so the machine's /usr/lib/debug is left alone)
+	start "$TIEXEC" --strategy=thp "$d/stripped" 20
+	run_t "$STAT" --perf-map "$CPID"
+	[[ "${lines[1]}" == *" $d/stripped: 0 functions" ]]
+	kill "$CPID"
+	wait "$CPID" || true
+	start unshare --mount --propagation private sh -c '
+		mount -t tmpfs tmpfs /usr/lib/debug && mkdir -p "/usr/lib/debug/.build-id/$1" &&
+		cp "$2" "/usr/lib/debug/.build-id/$1/$3.debug" && shift 3 && exec "$@"' \
+		sh "${id:0:2}" "$d/stripped.debug" "${id:2}" "$TIEXEC" --strategy=thp "$d/stripped" 20
+	run_t "$STAT" --perf-map "$CPID"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[1]}" == *" $d/stripped: 5 functions (from its debug file)" ]]
+	grep -q ' perfhot_spin$' "$MAP"
+}
+
 @test "--perf-map: a planted link or another user's file is refused" {
 	start "$TIEXEC" --strategy=thp "$FIXTURES/perfhot" 20
 	local victim=$BATS_TEST_TMPDIR/victim
