@@ -2,8 +2,11 @@
 
 BUILD_PACKAGES=(meson ninja-build gcc pkg-config libelf-dev systemtap-sdt-dev clang bpftool libbpf-dev)
 # nodejs and chromium: real programs that look for themselves through
-# /proc/self/exe; musl-tools: a musl dynamic linker (tests/75-users.bats).
-TEST_PACKAGES=(g++ golang-go bats libc6-dev util-linux libcap2-bin attr nodejs chromium musl-tools)
+# /proc/self/exe; musl-tools: a musl dynamic linker (tests/75-users.bats);
+# linux-perf (perf) and gdb: profiling and debugging copied text
+# (tests/57-perfmap.bats).
+TEST_PACKAGES=(g++ golang-go bats libc6-dev util-linux libcap2-bin attr nodejs chromium musl-tools
+	linux-perf gdb)
 # scripts/package: the Debian tools, rpmbuild, scdoc (man pages) and what
 # tiexec-trace is built with.
 PACKAGE_PACKAGES=(dpkg-dev debhelper fakeroot lintian rpm file scdoc clang bpftool libbpf-dev)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perfmap.h"
 #include "smaps.h"
 
 #ifndef TIEXEC_VERSION
@@ -24,6 +25,7 @@ enum { ST_OK = 0, ST_FAILED = 1, ST_USAGE = 2 };
 
 static const char usage[] =
 	"Usage: tiexec-stat [--json] PID...\n"
+	"       tiexec-stat --perf-map PID...\n"
 	"\n"
 	"For each executable mapping of each process (the program, its shared\n"
 	"libraries, anonymous text such as tiexec's copies): its size, how much of it\n"
@@ -34,6 +36,10 @@ static const char usage[] =
 	"2 MiB pages.\n"
 	"\n"
 	"      --json     one JSON object per process and line, sizes in kB\n"
+	"      --perf-map write /tmp/perf-PID.map instead: names for perf of the\n"
+	"                 functions in copied text (anonymous memory that holds a\n"
+	"                 piece of a file's text, as tiexec --strategy=thp makes),\n"
+	"                 from the symbol tables of the files; one line per copy\n"
 	"  -h, --help     this text\n"
 	"      --version  the version\n"
 	"\n"
@@ -289,7 +295,9 @@ static void print_json(long pid, const char *comm, const char *exe, const struct
 	       t.size_kb, t.huge_kb, t.file_pmd_kb, t.anon_huge_kb, t.hugetlb_kb, t.aligned_kb);
 }
 
-static int report(long pid, int json, int first)
+enum mode { M_HUMAN, M_JSON, M_PERF_MAP };
+
+static int report(long pid, enum mode mode, int first)
 {
 	char path[64], *text = NULL;
 	size_t len = 0;
@@ -314,11 +322,22 @@ static int report(long pid, int json, int first)
 	}
 	free(text);
 
+	if (mode == M_PERF_MAP) {
+		struct pm_report rep;
+		char err[PATH_MAX + 128];
+		int r = pm_write_map(pid, &s, stdout, &rep, err, sizeof(err));
+		smaps_free(&s);
+		if (r == 0)
+			return ST_OK;
+		fflush(stdout);
+		fprintf(stderr, "tiexec-stat: %ld: %s\n", pid, err);
+		return ST_FAILED;
+	}
 	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
 	char *comm = read_comm(path);
 	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
 	char *exe = read_exe(path);
-	if (json) {
+	if (mode == M_JSON) {
 		print_json(pid, comm ? comm : "", exe ? exe : "", &s);
 	} else {
 		if (!first)
@@ -333,20 +352,24 @@ static int report(long pid, int json, int first)
 
 int main(int argc, char **argv)
 {
-	enum { O_JSON = 256, O_VERSION };
+	enum { O_JSON = 256, O_PERF_MAP, O_VERSION };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
+		{ "perf-map", no_argument, NULL, O_PERF_MAP },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	int json = 0, c, status = ST_OK, first = 1;
+	int json = 0, perf_map = 0, c, status = ST_OK, first = 1;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_JSON:
 			json = 1;
+			break;
+		case O_PERF_MAP:
+			perf_map = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -358,6 +381,8 @@ int main(int argc, char **argv)
 			return bad_usage("bad option: '%s'", argv[optind - 1]);
 		}
 	}
+	if (json && perf_map)
+		return bad_usage("%s", "--json and --perf-map do not go together");
 	if (optind >= argc)
 		return bad_usage("%s", "no PID given");
 	for (int i = optind; i < argc; i++)
@@ -365,7 +390,8 @@ int main(int argc, char **argv)
 			return bad_usage("'%s': not a process ID", argv[i]);
 
 	for (int i = optind; i < argc; i++) {
-		if (report(parse_pid(argv[i]), json, first) != ST_OK)
+		if (report(parse_pid(argv[i]), perf_map ? M_PERF_MAP : json ? M_JSON : M_HUMAN, first) !=
+		    ST_OK)
 			status = ST_FAILED;
 		else
 			first = 0;
