@@ -229,10 +229,12 @@ static int fds_free(int n)
  * tiexec starts with that hint and must run PATH again with the whole
  * argv, never read it as tiexec's own command line.  It is such a
  * re-exec when
- *   - the hint's PID is ours (exec in place) or our parent's (a child),
- *     and we were executed by the name /proc/self/exe resolves to (or by
- *     "/proc/self/exe" itself): a user typing "tiexec ..." in a shell the
- *     program started has neither;
+ *   - the hint's PID is ours (exec in place) and we were executed as
+ *     "/proc/self/exe", or it is our parent's (a child: node's execPath,
+ *     Go's exec.Command(os.Executable())) and we were executed by the
+ *     name /proc/self/exe resolves to (or "/proc/self/exe"): a user typing
+ *     "tiexec ..." in a shell the program started has neither, unless he
+ *     types tiexec's real path in a shell that is itself the program;
  *   - or, whatever the PID (a daemonized grandchild), argv[0] is not a
  *     name of tiexec's: what a re-exec that keeps the program's argv[0]
  *     looks like.
@@ -257,10 +259,16 @@ static const char *reexec_of(const struct start *s)
 		return NULL;
 	if (!tx_streq(tx_basename(s->argv[0]), tx_basename(execfn)))
 		return v;
-	if (pid != SC(__NR_getpid, 0, 0, 0, 0, 0, 0) && pid != SC(__NR_getppid, 0, 0, 0, 0, 0, 0))
+	int self = pid == SC(__NR_getpid, 0, 0, 0, 0, 0, 0);
+	if (!self && pid != SC(__NR_getppid, 0, 0, 0, 0, 0, 0))
 		return NULL;
 	if (tx_streq(execfn, "/proc/self/exe"))
 		return v;
+	/* In place, only "/proc/self/exe" itself (or a foreign argv[0],
+	 * above) counts: a shell the program is running that execs tiexec by
+	 * its path is starting tiexec. */
+	if (self)
+		return NULL;
 	long n = sys_readlinkat(TX_AT_FDCWD, "/proc/self/exe", own, sizeof(own) - 1);
 	if (n <= 0)
 		return NULL;

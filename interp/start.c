@@ -335,14 +335,16 @@ static void fix_origin(const struct origin_fix *fx, unsigned n, char *buf, uint6
  * argv strings, then (when PR_SET_MM_MAP will move the bounds) its
  * environment strings and the hint, so that /proc/PID/cmdline and
  * /proc/PID/environ show exactly what the program sees.  When the hint
- * does not fit there (it replaces only tiexec's own words), the
- * environment strings move into the block instead, below the area. */
+ * does not fit there (it replaces only tiexec's own words), all of them
+ * move into the block instead, below the area, still back to back: a
+ * program that rewrites its title over argv and the environment after it
+ * (nginx, postgres) finds the same room as after a direct exec. */
 struct plan {
 	long pargc, nenv_out, naux;
-	int env_in_block;
+	int env_in_block; /* argv, environment and hint strings in the block */
 	size_t fnlen, xlen, words, len;
 	size_t orglen;  /* the $ORIGIN strings (origin.h), after execfn */
-	size_t env_off; /* where environment strings or the hint go in strs */
+	size_t env_off; /* where argv+environment strings or the hint go in strs */
 	uint64_t dst; /* the block's final address: the program's sp */
 };
 
@@ -362,7 +364,7 @@ static void plan_block(const struct start *s, long first, const char *execfn, co
 	p->env_off = p->fnlen + orglen;
 	size_t strs = p->env_off;
 	if (p->env_in_block || !a->env_ok)
-		strs += p->xlen + (p->env_in_block ? a->env_keep : 0);
+		strs += p->xlen + (p->env_in_block ? a->moved + a->env_keep : 0);
 	p->len = tx_up(p->words * 8 + strs, 16);
 	p->dst = ((uint64_t)(uintptr_t)s->auxv_end - p->len) & -16ULL;
 }
@@ -667,7 +669,11 @@ static void stage_tell_kernel(struct build *b)
 	b->drop_caps = caps_from_file();
 	long na = build_auxv(b->s, b->auxo, b->strs_final, p->naux, b->drop_caps);
 	fix_origin(b->fx, b->nfix, b->strs + p->fnlen, b->strs_final + p->fnlen);
-	uint64_t env_at = p->env_in_block ? b->strs_final + p->env_off : a->arg_start + a->moved;
+	if (p->env_in_block) {
+		b->mm.arg_start = b->strs_final + p->env_off;
+		b->mm.arg_end = b->mm.arg_start + a->moved;
+	}
+	uint64_t env_at = b->mm.arg_end;
 	uint64_t env_len = a->env_ok ? a->env_keep + p->xlen : 0;
 	b->mm.env_start = a->args_ok ? env_at : 0;
 	b->mm.env_end = b->mm.env_start + (a->args_ok ? env_len : 0);
@@ -691,6 +697,23 @@ static void stage_strings(struct build *b)
 	char *to = (char *)(uintptr_t)a->arg_start;
 
 	w[0] = (uint64_t)p->pargc;
+	if (p->env_in_block && b->mm_ok) {
+		/* argv, then the environment, then the hint, all in the block;
+		 * the old area is cleared. */
+		char *bto = b->strs + p->env_off;
+		uint64_t fin = b->strs_final + p->env_off;
+		if (p->pargc) {
+			char *from = s->argv[b->first];
+			memcpy(bto, from, a->moved);
+			for (long i = 0; i < p->pargc; i++)
+				w[1 + i] = fin + (uint64_t)(s->argv[b->first + i] - from);
+		}
+		w[1 + p->pargc] = 0;
+		lay_env(s, b->hint, bto + a->moved, fin + a->moved, envw);
+		envw[p->nenv_out] = 0;
+		memset(to, 0, (size_t)(a->end - a->arg_start));
+		return;
+	}
 	if (a->args_ok && p->pargc) {
 		char *from = s->argv[b->first];
 		memmove(to, from, a->moved);
@@ -704,8 +727,6 @@ static void stage_strings(struct build *b)
 	uint64_t used = a->moved;
 	if (b->mm_ok && a->env_ok && !p->env_in_block) {
 		used += lay_env(s, b->hint, to + a->moved, a->arg_start + a->moved, envw);
-	} else if (p->env_in_block && b->mm_ok) {
-		lay_env(s, b->hint, b->strs + p->env_off, b->strs_final + p->env_off, envw);
 	} else {
 		/* The kernel keeps its own bounds: the environment stays where
 		 * it is, the hint (if any) lives in the block. */

@@ -118,6 +118,28 @@ child exe=tiexec argc=3 argv0=./reexec [child] [x y] secure=0 dumpable=1 capeff=
 	same $'tiexec 0.1.0\nstatus 0' "$output"
 }
 
+@test "unprivileged: the program's shell exec()ing tiexec by its real path gets tiexec's command line" {
+	# In place the hint's PID is the shell's own, and tiexec is named by
+	# the path /proc/self/exe resolves to: still not a re-exec.
+	run_t "${NOBODY[@]}" ./tiexec --min-text=0 /bin/sh -c "exec \"$W/tiexec\" --min-text=0 /bin/echo hi"
+	[ "$status" -eq 0 ]
+	same hi "$output"
+}
+
+@test "unprivileged: a long process title runs over the environment as directly, hint or not" {
+	local long
+	long=$(printf 'T%.0s' {1..400})
+	run_t "${NOBODY[@]}" env -i "PROBE_TITLE=$long" PROBE_PAD=padding ./probe-pie a 'b c'
+	local direct
+	direct=$(grep '^title-cmdline' <<<"$output")
+	[[ "$direct" =~ ^title-cmdline\ T{100,}\|+$ ]]
+	# ./tiexec frees fewer bytes than the hint needs: the strings move.
+	run_t "${NOBODY[@]}" env -i "PROBE_TITLE=$long" PROBE_PAD=padding ./tiexec --min-text=0 ./probe-pie a 'b c'
+	[ "$status" -eq 0 ]
+	same "$direct" "$(grep '^title-cmdline' <<<"$output")"
+	[[ "$output" == *$'\nproc-environ matches yes\n'* ]]
+}
+
 @test "TIEXEC_EXE is honoured only under a name other than tiexec's own" {
 	# Started as "tiexec", tiexec is tiexec: options, then the program.
 	run_t env TIEXEC_EXE="$W/reexec" ./tiexec --version
