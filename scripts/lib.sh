@@ -2,8 +2,9 @@
 
 BUILD_PACKAGES=(meson ninja-build gcc pkg-config libelf-dev systemtap-sdt-dev clang bpftool libbpf-dev)
 # nodejs and chromium: real programs that look for themselves through
-# /proc/self/exe; musl-tools: a musl dynamic linker (tests/75-users.bats).
-TEST_PACKAGES=(g++ golang-go bats libc6-dev util-linux libcap2-bin attr nodejs chromium musl-tools)
+# /proc/self/exe; musl-tools: a musl dynamic linker (tests/75-users.bats);
+# redis and the python test suite: the fast subset of scripts/compat.
+TEST_PACKAGES=(g++ golang-go bats libc6-dev util-linux libcap2-bin attr nodejs chromium musl-tools redis-server redis-tools libpython3.11-testsuite)
 # scripts/package: the Debian tools, rpmbuild, scdoc (man pages) and what
 # tiexec-trace is built with.
 PACKAGE_PACKAGES=(dpkg-dev debhelper fakeroot lintian rpm file scdoc clang bpftool libbpf-dev)
