@@ -4,9 +4,10 @@ BUILD_PACKAGES=(meson ninja-build gcc pkg-config libelf-dev systemtap-sdt-dev cl
 # nodejs and chromium: real programs that look for themselves through
 # /proc/self/exe; musl-tools: a musl dynamic linker (tests/75-users.bats);
 # linux-perf (perf) and gdb: profiling and debugging copied text
-# (tests/57-perfmap.bats).
+# (tests/57-perfmap.bats); redis and the python test suite: the fast subset
+# of scripts/compat (tests/96-compat.bats).
 TEST_PACKAGES=(g++ golang-go bats libc6-dev util-linux libcap2-bin attr nodejs chromium musl-tools
-	linux-perf gdb)
+	linux-perf gdb redis-server redis-tools libpython3.11-testsuite)
 # scripts/package: the Debian tools, rpmbuild, scdoc (man pages) and what
 # tiexec-trace is built with.
 PACKAGE_PACKAGES=(dpkg-dev debhelper fakeroot lintian rpm file scdoc clang bpftool libbpf-dev)

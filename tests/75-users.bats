@@ -78,36 +78,17 @@ origin_app() {
 }
 
 # binfmt_nobody SCRIPT: bash -c SCRIPT in $W as uid/gid 65534 with no
-# capabilities (the bounding set stays full, as an ordinary user's does, so
-# that a file capability still works), in a user + mount + pid namespace whose uids and gids
-# 0-65535 map 1:1 onto the machine's (written from outside, as root), with
-# a private binfmt_misc where tiexec's rule is registered (interpreter
-# $W/${INTERP:-tiexec}).  With AMBIENT=NAME, the user has capability NAME in
-# its ambient set (what a service manager's AmbientCapabilities= gives).
-# Sets $status, $output, $stderr like run --separate-stderr.
+# capabilities, with tiexec ($W/${INTERP:-tiexec}) registered in a private
+# binfmt_misc (scripts/binfmt-ns).  With AMBIENT=NAME, the user has
+# capability NAME in its ambient set (what a service manager's
+# AmbientCapabilities= gives).  Sets $status, $output, $stderr like run
+# --separate-stderr.
 binfmt_nobody() {
-	local t=$BATS_TEST_TMPDIR pid me
-	unshare --user --mount --pid --fork --kill-child --mount-proc bash -c '
-		for i in $(seq 1000); do [ -s /proc/self/uid_map ] && break; sleep 0.01; done
-		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || exit 90
-		"$1/scripts/tiexec-binfmt" register --interpreter "$2/$4" >/dev/null || exit 91
-		cd "$2" || exit 92
-		if [ -n "$5" ]; then
-			exec capsh --keep=1 --user=nobody --inh=cap_$5 --addamb=cap_$5 -- -c "$3"
-		fi
-		exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-			bash -c "$3"' _ "$ROOT" "$W" "$1" "${INTERP:-tiexec}" "${AMBIENT:-}" \
-		>"$t/ns.out" 2>"$t/ns.err" &
-	pid=$!
-	me=$(readlink /proc/self/ns/user)
-	for _ in $(seq 500); do
-		[ "$(readlink "/proc/$pid/ns/user" 2>/dev/null)" != "$me" ] && break
-		sleep 0.01
-	done
-	echo "0 0 65536" >"/proc/$pid/gid_map"
-	echo "0 0 65536" >"/proc/$pid/uid_map"
+	local t=$BATS_TEST_TMPDIR amb=()
+	[ -z "${AMBIENT:-}" ] || amb=(--ambient "$AMBIENT")
 	status=0
-	wait "$pid" || status=$?
+	"$ROOT/scripts/binfmt-ns" --user nobody "${amb[@]}" --interpreter "$W/${INTERP:-tiexec}" \
+		--dir "$W" "$1" >"$t/ns.out" 2>"$t/ns.err" || status=$?
 	output=$(cat "$t/ns.out")
 	stderr=$(cat "$t/ns.err")
 	echo "binfmt_nobody: status $status, stderr: $stderr"
