@@ -64,9 +64,18 @@ profile_copy() {
 	[ -n "$base" ] && [ -n "$spin" ]
 	local hot
 	hot=$(printf '%x' $((0x$base + 0x$spin)))
-	awk -v h="$hot" '{ split($1, a, "-") }
-		$2 == "r-xp" && NF == 5 && length(a[1]) == length(h) && a[1] <= h && h < a[2] { f = 1 }
-		END { exit !f }' "/proc/$CPID/maps" || { cat "/proc/$CPID/maps"; return 1; }
+	local snap ok=
+	for _ in $(seq 20); do
+		snap=$(cat "/proc/$CPID/maps")
+		if awk -v h="$hot" '{ split($1, a, "-") }
+			$2 == "r-xp" && NF == 5 && length(a[1]) == length(h) && a[1] <= h && h < a[2] { f = 1 }
+			END { exit !f }' <<<"$snap"; then
+			ok=1
+			break
+		fi
+		sleep 0.1
+	done
+	[ -n "$ok" ] || { echo "hot $hot (base $base + $spin) not in a copy:"; echo "$snap"; return 1; }
 
 	run_t perf record -q -e cpu-clock -o "$data" -p "$CPID" -- sleep 0.5
 	[ "$status" -eq 0 ]
