@@ -93,6 +93,9 @@ struct start {
 };
 /* Decodes the stack the kernel built for us; fills aux[]. */
 void parse_start(uint64_t *sp, struct start *s);
+/* Whether n (at most 4) more descriptors can be opened beside prog.fd
+ * (probed with dup, closed again; main.c). */
+int fds_free(int n);
 /* Puts back the resource limits tiexec raised for itself (main.c). */
 void limits_restore(void);
 /* Builds the program's stack from ours (its argv is ours from `first`) and

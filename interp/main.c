@@ -202,8 +202,7 @@ void limits_restore(void)
 	nofile_raised = 0;
 }
 
-/* Whether n more descriptors can be opened (probed with dup, closed again). */
-static int fds_free(int n)
+int fds_free(int n)
 {
 	long got[4];
 	int ok = 1, k = 0;
@@ -338,7 +337,7 @@ static void from_binfmt(const struct start *s, struct launch *l)
 	if (has_fd && !l->reexec) {
 		prog.fd = (int)aux[AT_EXECFD];
 	} else {
-		prog.fd = (int)sys_openat(TX_AT_FDCWD, l->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
+		prog.fd = (int)open_exec_file(l->path);
 		if (prog.fd < 0)
 			die_errno(l->path, NULL, prog.fd);
 	}

@@ -58,6 +58,15 @@ static uint64_t area_end(char **v, long n)
 	return (uint64_t)(uintptr_t)(v[n - 1] + strlen(v[n - 1]) + 1);
 }
 
+/* The address of the first gadget `is` accepts in [b, b + len). */
+static uint64_t scan_gadget(const unsigned char *b, uint64_t len, int (*is)(const unsigned char *, size_t))
+{
+	for (uint64_t j = 0; j + 3 <= len; j++)
+		if (is(b + j, len - j < 32 ? len - j : 32))
+			return (uint64_t)(uintptr_t)(b + j);
+	return 0;
+}
+
 /* The vDSO's "syscall; xor...; ret", if it has one (see arch.h). */
 static uint64_t find_gadget(void)
 {
@@ -75,11 +84,9 @@ static uint64_t find_gadget(void)
 		memcpy(&p, v + eh.e_phoff + i * sizeof(p), sizeof(p));
 		if (p.p_type != PT_LOAD || !(p.p_flags & PF_X) || p.p_vaddr + p.p_filesz > 65536)
 			continue;
-		for (uint64_t j = 0; j + 3 <= p.p_filesz; j++) {
-			uint64_t n = p.p_filesz - j < 32 ? p.p_filesz - j : 32;
-			if (arch_is_gadget(v + p.p_vaddr + j, n))
-				return (uint64_t)(uintptr_t)(v + p.p_vaddr + j);
-		}
+		uint64_t g = scan_gadget(v + p.p_vaddr, p.p_filesz, arch_is_gadget);
+		if (g)
+			return g;
 	}
 	return 0;
 }
@@ -482,11 +489,8 @@ static void keep_program_fd(void)
 		prog.fd = -1;
 		return;
 	}
-	long d = sys_fcntl(prog.fd, TX_F_DUPFD_CLOEXEC, 0);
-	if (d >= 0) {
-		sys_close((int)d);
+	if (fds_free(1))
 		return;
-	}
 	after.reopen = program_path();
 	sys_close(prog.fd);
 	prog.fd = -1;
@@ -550,10 +554,10 @@ static uint64_t interp_syscall_ret(void)
 		const struct seg *g = &interp.segs[i];
 		if (!(g->flags & PF_X) || (g->flags & PF_W))
 			continue;
-		const unsigned char *b = (const unsigned char *)(uintptr_t)g->vaddr;
-		for (uint64_t j = 0; j + 3 <= g->filesz; j++)
-			if (arch_is_syscall_ret(b + j, 3))
-				return g->vaddr + j;
+		uint64_t at = scan_gadget((const unsigned char *)(uintptr_t)g->vaddr, g->filesz,
+					  arch_is_syscall_ret);
+		if (at)
+			return at;
 	}
 	return 0;
 }
