@@ -135,11 +135,12 @@ static void usage(void)
 		"      --round-out        also cover the unaligned head and tail of the text\n"
 		"                         (neighbouring read-only bytes become executable)\n"
 		"      --min-text=SIZE    leave programs with less text alone (default 2M)\n"
+		"      --libs, --no-libs  shared libraries' text too (the default), or not\n"
 		"  -h, --help             this text\n"
 		"      --version          print the version\n"
 		"\n"
 		"Environment: TIEXEC_VERBOSE, TIEXEC_STRATEGY, TIEXEC_LAZY, TIEXEC_ROUND_OUT,\n"
-		"TIEXEC_MIN_TEXT set the same; options on the command line win.\n";
+		"TIEXEC_MIN_TEXT, TIEXEC_LIBS set the same; options on the command line win.\n";
 	sys_write(1, text, sizeof(text) - 1);
 }
 

@@ -397,6 +397,8 @@ stop_waiting() {
 	[ "${lines[0]}" = "Usage: tiexec [OPTIONS] PROG [ARGS...]" ]
 	[[ "$output" == *--strategy=* ]]
 	[[ "$output" == *--min-text=SIZE* ]]
+	[[ "$output" == *"--libs, --no-libs"* ]]
+	[[ "$output" == *TIEXEC_LIBS* ]]
 	run_s "$TIEXEC" -h
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "Usage: tiexec [OPTIONS] PROG [ARGS...]" ]
