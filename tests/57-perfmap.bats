@@ -24,6 +24,7 @@ teardown() {
 	fi
 	local m
 	for m in "${MAPS[@]}"; do rm -f "$m"; done
+	[ -z "${OTHER:-}" ] || rm -rf "$OTHER"
 }
 
 # start CMD...: runs CMD as a coprocess (pid in $CPID, map file to remove
@@ -170,7 +171,14 @@ profile_copy() {
 @test "--perf-map: another user's process: the map is theirs, written by root or by them" {
 	[ "$(id -u)" = 0 ] || skip "needs root to run a process as another user"
 	local nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --)
-	start "${nobody[@]}" "$TIEXEC" --strategy=thp "$FIXTURES/perfhot" 20
+	# Copies another user can reach: neither the clone nor bats' own
+	# temporary directories need be searchable by others.
+	local o
+	o=$(mktemp -d /tmp/tiexec-perfmap.XXXXXX)
+	chmod 0755 "$o"
+	cp "$TIEXEC" "$FIXTURES/perfhot" "$o/"
+	OTHER=$o
+	start "${nobody[@]}" "$o/tiexec" --strategy=thp "$o/perfhot" 20
 	local who
 	for who in root nobody; do
 		rm -f "$MAP"
@@ -181,7 +189,7 @@ profile_copy() {
 		fi
 		echo "$output"
 		[ "$status" -eq 0 ]
-		[[ "${lines[1]}" == *" $FIXTURES/perfhot: "*" functions" ]]
+		[[ "${lines[1]}" == *" $o/perfhot: "*" functions" ]]
 		same "65534 65534 644" "$(stat -c '%u %g %a' "$MAP")"
 		grep -q ' perfhot_spin$' "$MAP"
 	done
