@@ -58,12 +58,30 @@ static uint64_t area_end(char **v, long n)
 	return (uint64_t)(uintptr_t)(v[n - 1] + strlen(v[n - 1]) + 1);
 }
 
-/* The address of the first gadget `is` accepts in [b, b + len). */
+/* The address of the first gadget `is` accepts in [b, b + len).  Every
+ * gadget starts with a syscall instruction, and `is` is asked only where
+ * one is: eight bytes at a time are tested for its last byte (w ^ that
+ * byte repeated has a zero byte), and skipped without it.  ld.so's
+ * "syscall; ret" lies some 70 KiB into its text: byte by byte, through the
+ * pointer, the search cost more than the rest of the stage after ld.so. */
 static uint64_t scan_gadget(const unsigned char *b, uint64_t len, int (*is)(const unsigned char *, size_t))
 {
-	for (uint64_t j = 0; j + 3 <= len; j++)
-		if (is(b + j, len - j < 32 ? len - j : 32))
+	const uint64_t ones = 0x0101010101010101ULL, last = ones * ARCH_SYSCALL_LAST;
+	const uint64_t k = ARCH_SYSCALL_LEN - 1;
+
+	for (uint64_t j = 0; j + 3 <= len; j++) {
+		uint64_t w;
+		if (j + k + 8 <= len) {
+			__builtin_memcpy(&w, b + j + k, 8);
+			w ^= last;
+			if (!((w - ones) & ~w & (ones << 7))) {
+				j += 7; /* no syscall starts at j .. j + 7 */
+				continue;
+			}
+		}
+		if (arch_is_syscall(b + j) && is(b + j, len - j < 32 ? len - j : 32))
 			return (uint64_t)(uintptr_t)(b + j);
+	}
 	return 0;
 }
 

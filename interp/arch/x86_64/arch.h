@@ -88,6 +88,16 @@ _Static_assert(offsetof(struct arch_final, regs) == 224, "arch_final layout is t
 
 extern char tiexec_hook[] __attribute__((visibility("hidden")));
 
+/* Whether p[0..2) is "syscall" (0f 05), the start of every gadget below.
+ * Its last byte is rare in code (one byte in ~130 of ld.so's text): a
+ * scanner looks for that byte first, eight at a time. */
+#define ARCH_SYSCALL_LEN 2
+#define ARCH_SYSCALL_LAST 0x05
+static inline int arch_is_syscall(const unsigned char *p)
+{
+	return p[0] == 0x0f && p[1] == 0x05;
+}
+
 /* Whether p[0..n) is "syscall; ret": a munmap through it returns into the
  * program with every register but %rax, %rcx and %r11 as set before. */
 static inline int arch_is_syscall_ret(const unsigned char *p, size_t n)
