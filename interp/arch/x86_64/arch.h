@@ -24,7 +24,7 @@
  * unmaps the loader (the kernel refuses to change /proc/PID/exe while the
  * old executable is still mapped).  Entered by arch_jump_final with %rsp at the
  * program's initial stack and %rdi pointing at a struct arch_final in the
- * same page.  It unmaps the loader and the block the program's stack was
+ * same page (or, after the dynamic linker, in the page after it).  It unmaps the loader and the block the program's stack was
  * built in (when it was not the loader's own memory), sets the program as the executable
  * (PR_SET_MM_MAP with exe_fd, or PR_SET_MM_EXE_FILE), closes the program's
  * descriptor, and, when asked, drops every capability and makes the
@@ -32,7 +32,8 @@
  * zero, as from the kernel; or, after the dynamic linker, what ld.so left:
  * see ARCH_HOOK), and if a gadget "syscall; [xor r,r]...; ret" was found
  * (the vDSO's, or the interpreter's "syscall; ret"), pushes the entry point
- * and lets the gadget unmap this very page and "return" into the program;
+ * and lets the gadget unmap this very page (page_len bytes: with the data
+ * page, if any) and "return" into the program;
  * else it jumps there directly and the page stays.  Without a page of its own (mmap failed) it runs in
  * place with loader_len 0 and exe_mode NONE: nothing is unmapped. */
 struct arch_final {
@@ -51,11 +52,13 @@ struct arch_final {
 	struct arch_regs {              /* 224: the registers the program starts with */
 		uint64_t rdx, rbx, rbp, r8, r9, r10, r12, r13, r14, r15;
 	} regs;
+	uint64_t page_len;              /* 304: bytes the gadget unmaps at page */
 };
 _Static_assert(offsetof(struct arch_final, tmp_lo) == 96, "arch_final layout is the asm's");
 _Static_assert(offsetof(struct arch_final, mm) == 112, "arch_final layout is the asm's");
 _Static_assert(offsetof(struct arch_final, sp) == 216, "arch_final layout is the asm's");
 _Static_assert(offsetof(struct arch_final, regs) == 224, "arch_final layout is the asm's");
+_Static_assert(offsetof(struct arch_final, page_len) == 304, "arch_final layout is the asm's");
 
 /* The stage after the dynamic linker (libs.c): ld.so enters the program
  * through AT_ENTRY, which points here instead.  Every register ld.so left
@@ -180,7 +183,7 @@ static inline int arch_is_syscall_ret(const unsigned char *p, size_t n)
 		"	push %rcx\n"                \
 		"	push %rax\n"                \
 		"	xor %ecx, %ecx\n"           \
-		"	mov $4096, %esi\n"          \
+		"	mov 304(%rbx), %rsi\n"      \
 		"	mov $11, %eax\n"            \
 		"	mov 232(%rbx), %rbx\n"      \
 		"	ret\n"                      \
