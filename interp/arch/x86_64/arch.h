@@ -22,19 +22,21 @@
 
 /* The last stage, copied into an anonymous page of its own because it
  * unmaps the loader (the kernel refuses to change /proc/PID/exe while the
- * old executable is still mapped).  Entered by arch_jump_final with %rsp at the
- * program's initial stack and %rdi pointing at a struct arch_final in the
- * same page (or, after the dynamic linker, in the page after it).  It unmaps the loader and the block the program's stack was
- * built in (when it was not the loader's own memory), sets the program as the executable
- * (PR_SET_MM_MAP with exe_fd, or PR_SET_MM_EXE_FILE), closes the program's
- * descriptor, and, when asked, drops every capability and makes the
- * process dumpable again.  Last, it loads the program's registers (all
- * zero, as from the kernel; or, after the dynamic linker, what ld.so left:
- * see ARCH_HOOK), and if a gadget "syscall; [xor r,r]...; ret" was found
- * (the vDSO's, or the interpreter's "syscall; ret"), pushes the entry point
- * and lets the gadget unmap this very page (page_len bytes: with the data
- * page, if any) and "return" into the program;
- * else it jumps there directly and the page stays.  Without a page of its own (mmap failed) it runs in
+ * old executable is still mapped).  Entered by arch_jump_final with %rsp at
+ * the program's initial stack and %rdi pointing at a struct arch_final in
+ * the same page (or, after the dynamic linker, in the page after it).  It
+ * unmaps the loader and the block the program's stack was built in (each
+ * only if its length is not 0: the loader's own memory, or running in
+ * place), sets the program as the executable (PR_SET_MM_MAP with exe_fd,
+ * or PR_SET_MM_EXE_FILE), closes the program's descriptor, and, when
+ * asked, drops every capability and makes the process dumpable again.
+ * Last, it loads the program's registers (all zero, as from the kernel;
+ * or, after the dynamic linker, what ld.so left: see ARCH_HOOK), and if a
+ * gadget "syscall; [xor r,r]...; ret" was found (the vDSO's, or the
+ * interpreter's "syscall; ret"), pushes the entry point and lets the
+ * gadget unmap this very page (page_len bytes: with the data page, if
+ * any) and "return" into the program; else it jumps there directly and
+ * the page stays.  Without a page of its own (mmap failed) it runs in
  * place with loader_len 0 and exe_mode NONE: nothing is unmapped. */
 struct arch_final {
 	uint64_t loader_lo, loader_len; /* 0, 8 */
@@ -117,15 +119,19 @@ static inline int arch_is_syscall_ret(const unsigned char *p, size_t n)
 		".global arch_final_end\n"          \
 		"arch_final_code:\n"                \
 		"	mov %rdi, %rbx\n"           \
+		"	mov 8(%rbx), %rsi\n"        \
+		"	test %rsi, %rsi\n"          \
+		"	jz 7f\n"                    \
 		"	mov $11, %eax\n"            \
 		"	mov 0(%rbx), %rdi\n"        \
-		"	mov 8(%rbx), %rsi\n"        \
 		"	syscall\n"                  \
+		"7:	mov 104(%rbx), %rsi\n"      \
+		"	test %rsi, %rsi\n"          \
+		"	jz 8f\n"                    \
 		"	mov $11, %eax\n"            \
 		"	mov 96(%rbx), %rdi\n"       \
-		"	mov 104(%rbx), %rsi\n"      \
 		"	syscall\n"                  \
-		"	mov 16(%rbx), %rax\n"       \
+		"8:	mov 16(%rbx), %rax\n"       \
 		"	cmp $1, %rax\n"             \
 		"	jne 1f\n"                   \
 		"	mov $157, %eax\n"           \
