@@ -677,8 +677,10 @@ static void stage_exe_link(struct build *b)
 		b->hint = exe_hint();
 	/* ld.so takes $ORIGIN from /proc/self/exe, which names tiexec while
 	 * it runs unless the link is set before (not after the hook, nor for
-	 * an ordinary user): hand it the strings expanded. */
-	if ((b->hint || b->hook) && !aux[AT_SECURE] && (b->hint || program_path()))
+	 * an ordinary user): hand it the strings expanded.  The program's
+	 * directory (a readlink) only if it has any. */
+	if ((b->hint || b->hook) && !aux[AT_SECURE] && origin_find(b->fx, "") &&
+	    (b->hint || program_path()))
 		b->nfix = origin_find(b->fx, prog_dir);
 	for (unsigned i = 0; i < b->nfix; i++)
 		b->orglen += b->fx[i].outlen;
