@@ -99,6 +99,29 @@ static unsigned find_libs(struct lib *libs, char *buf)
 	return k;
 }
 
+/* Whether the mapping's file was unlinked since it was mapped: the kernel
+ * then ends its name in maps with " (deleted)". */
+static const char deleted[] = " (deleted)";
+
+static int unlinked(const struct lib *b)
+{
+	size_t n = strlen(b->path), d = sizeof(deleted) - 1;
+
+	return n > d && tx_streq(b->path + n - d, deleted);
+}
+
+/* "tiexec: 'PROG': library 'LIB': ", LIB without the " (deleted)". */
+static void msg_lib(struct msg *m, const struct lib *b)
+{
+	msg_head(m, prog.path);
+	msg_str(m, "library '");
+	size_t at = m->n;
+	msg_str(m, b->path);
+	if (unlinked(b) && m->n - at == strlen(b->path))
+		m->n -= sizeof(deleted) - 1;
+	msg_str(m, "': ");
+}
+
 static void report_lib(const struct lib *b, const struct huge_result *hr)
 {
 	struct msg m;
@@ -110,43 +133,69 @@ static void report_lib(const struct lib *b, const struct huge_result *hr)
 	__asm__("" : "+r"(path));
 	TX_PROBE(lib, path, b->path, text, on, hr->file, hr->thp, hr->hugetlb, why);
 	(void)why, (void)path;
+	if (!opt.verbose)
+		return;
 	for (unsigned i = 0; i < hr->nnotes; i++) {
-		if (!opt.verbose)
-			break;
-		msg_head(&m, prog.path);
-		msg_str(&m, "library '");
-		msg_str(&m, b->path);
-		msg_str(&m, "': ");
+		msg_lib(&m, b);
 		msg_str(&m, hr->notes[i]);
 		say(&m);
 	}
-	if (!opt.verbose)
-		return;
-	msg_head(&m, prog.path);
-	msg_str(&m, "library '");
-	msg_str(&m, b->path);
-	msg_str(&m, "': ");
+	msg_lib(&m, b);
 	msg_placed(&m, text, hr);
 	say(&m);
+}
+
+/* A library left as ld.so mapped it: with -v, why ("what[: errno text]"). */
+static int report_skip(const struct lib *b, const char *what, long err)
+{
+	struct msg m;
+
+	if (!opt.verbose)
+		return 0;
+	msg_lib(&m, b);
+	msg_str(&m, "not placed (");
+	msg_str(&m, what);
+	if (err) {
+		msg_str(&m, ": ");
+		msg_str(&m, tx_strerror(-err));
+	}
+	msg_str(&m, ")");
+	say(&m);
+	return 0;
+}
+
+/* Why the file opened by the mapping's name is not the mapped file, or
+ * NULL if it is. */
+static const char *not_mapped_file(const struct lib *b, const struct statx *st)
+{
+	if ((st->stx_mode & S_IFMT) != S_IFREG)
+		return "not a regular file";
+	if (st->stx_ino != b->ino || st->stx_dev_major != b->maj || st->stx_dev_minor != b->min)
+		return "replaced since ld.so mapped it";
+	if (b->off >= st->stx_size)
+		return "truncated since ld.so mapped it";
+	return NULL;
 }
 
 /* One library's text mapping, through the same strategies as the
  * program's own text.  The file is opened by the path the mapping names,
  * and used only if it is still the mapped file (device and inode).
- * Returns whether it was reported (the lib probe counts them). */
+ * Returns whether it was placed and reported (the lib probe counts them). */
 static int place_lib(const struct lib *b, const struct opts *o)
 {
 	struct statx st;
 	struct huge_result hr;
 	int fd = (int)sys_openat(TX_AT_FDCWD, b->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
 
+	if (fd < 0 && unlinked(b))
+		return report_skip(b, "deleted or replaced since ld.so mapped it", 0);
 	if (fd < 0)
-		return 0;
-	if (sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_TYPE, &st) < 0 ||
-	    (st.stx_mode & S_IFMT) != S_IFREG || st.stx_ino != b->ino || st.stx_dev_major != b->maj ||
-	    st.stx_dev_minor != b->min || b->off >= st.stx_size) {
+		return report_skip(b, "cannot open it", fd);
+	long e = sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_TYPE, &st);
+	const char *why = e < 0 ? "cannot stat it" : not_mapped_file(b, &st);
+	if (why) {
 		sys_close(fd);
-		return 0;
+		return report_skip(b, why, e < 0 ? e : 0);
 	}
 	struct seg g;
 	memset(&g, 0, sizeof(g));

@@ -444,11 +444,12 @@ __attribute__((noreturn)) static void exec_small(const struct start *s, const st
  * descriptor is left for the interpreter (binfmt_misc's O flag took the
  * last one RLIMIT_NOFILE allows), the program's descriptor is lent to it
  * once the program is mapped, and the program opened again by name
- * afterwards; if that fails its text stays on 4 KiB pages.  Returns
- * whether the text may still be remapped. */
-static int load_images(const char *path, int remap)
+ * afterwards; if that fails its text stays on 4 KiB pages.  (From the
+ * command line tiexec_main made sure of that descriptor already.)
+ * Returns whether the text may still be remapped. */
+static int load_images(const char *path, int remap, int binfmt)
 {
-	int tight = prog.info.interp >= 0 && !fds_free(1);
+	int tight = binfmt && prog.info.interp >= 0 && !fds_free(1);
 
 	if (prog.info.interp >= 0 && !tight)
 		open_interp(path);
@@ -600,7 +601,7 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 	}
 
 	/* 3. Map it, then its text on huge pages. */
-	remap = load_images(l.path, remap);
+	remap = load_images(l.path, remap, l.binfmt);
 	struct huge_result hr;
 	memset(&hr, 0, sizeof(hr));
 	if (remap)

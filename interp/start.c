@@ -58,12 +58,30 @@ static uint64_t area_end(char **v, long n)
 	return (uint64_t)(uintptr_t)(v[n - 1] + strlen(v[n - 1]) + 1);
 }
 
-/* The address of the first gadget `is` accepts in [b, b + len). */
+/* The address of the first gadget `is` accepts in [b, b + len).  Every
+ * gadget starts with a syscall instruction, and `is` is asked only where
+ * one is: eight bytes at a time are tested for its last byte (w ^ that
+ * byte repeated has a zero byte), and skipped without it.  ld.so's
+ * "syscall; ret" lies some 70 KiB into its text: byte by byte, through the
+ * pointer, the search cost more than the rest of the stage after ld.so. */
 static uint64_t scan_gadget(const unsigned char *b, uint64_t len, int (*is)(const unsigned char *, size_t))
 {
-	for (uint64_t j = 0; j + 3 <= len; j++)
-		if (is(b + j, len - j < 32 ? len - j : 32))
+	const uint64_t ones = 0x0101010101010101ULL, last = ones * ARCH_SYSCALL_LAST;
+	const uint64_t k = ARCH_SYSCALL_LEN - 1;
+
+	for (uint64_t j = 0; j + 3 <= len; j++) {
+		uint64_t w;
+		if (j + k + 8 <= len) {
+			__builtin_memcpy(&w, b + j + k, 8);
+			w ^= last;
+			if (!((w - ones) & ~w & (ones << 7))) {
+				j += 7; /* no syscall starts at j .. j + 7 */
+				continue;
+			}
+		}
+		if (arch_is_syscall(b + j) && is(b + j, len - j < 32 ? len - j : 32))
 			return (uint64_t)(uintptr_t)(b + j);
+	}
 	return 0;
 }
 
@@ -185,19 +203,28 @@ static void program_bounds(struct prctl_mm_map *mm)
  * failing that (no memfd, vm.memfd_noexec=2), an anonymous page made
  * executable by mprotect, probed here so that a refusal is known before
  * anything depends on it; failing both, none: the stage runs in place,
- * from the loader, which then stays mapped. */
+ * from the loader, which then stays mapped.
+ *
+ * With the stage after the dynamic linker the page is made once, before
+ * ld.so runs (hop_to_ldso): the code goes in then and the memfd is closed.
+ * The stage's data holds the registers ld.so leaves, so it is written at
+ * the hook, into a read+write page right after the code, which the gadget
+ * unmaps with it.  The pair is tiexec's own mapping: ld.so maps only where
+ * mmap puts it and unmaps only what it mapped. */
 enum page_kind { PAGE_NONE, PAGE_MEMFD, PAGE_ANON };
 struct final_page {
 	enum page_kind kind;
 	int fd;
 	uint64_t anon;
+	uint64_t len; /* the code page, and the data page after it if any */
 };
 
-static void final_page_open(struct final_page *fp)
+static void final_page_open(struct final_page *fp, int data_page)
 {
 	fp->kind = PAGE_NONE;
 	fp->fd = -1;
 	fp->anon = 0;
+	fp->len = data_page ? 2 * TX_PAGE : TX_PAGE;
 	long fd = sys_memfd_create("tiexec-final", TX_MFD_CLOEXEC | TX_MFD_EXEC);
 	if (fd == -EINVAL)
 		fd = sys_memfd_create("tiexec-final", TX_MFD_CLOEXEC);
@@ -206,12 +233,12 @@ static void final_page_open(struct final_page *fp)
 		fp->fd = (int)fd;
 		return;
 	}
-	long page = sys_mmap(0, TX_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long page = sys_mmap(0, fp->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page < 0)
 		return;
 	if (sys_mprotect((uint64_t)page, TX_PAGE, PROT_READ | PROT_EXEC) < 0 ||
 	    sys_mprotect((uint64_t)page, TX_PAGE, PROT_READ | PROT_WRITE) < 0) {
-		sys_munmap((uint64_t)page, TX_PAGE);
+		sys_munmap((uint64_t)page, fp->len);
 		return;
 	}
 	fp->kind = PAGE_ANON;
@@ -224,37 +251,48 @@ static uint64_t final_data_off(void)
 	return tx_up((uint64_t)(arch_final_end - arch_final_code), 64);
 }
 
-/* Puts the code and *f into the page and makes it read+execute; returns
- * its address, or 0 (then the caller runs the stage in place). */
+/* The page's contents at `at`: the code, and *f (which learns the
+ * address) unless f is NULL. */
+static void final_page_fill(unsigned char *img, uint64_t at, struct arch_final *f)
+{
+	memcpy(img, arch_final_code, (size_t)(arch_final_end - arch_final_code));
+	if (f) {
+		f->page = at;
+		memcpy(img + final_data_off(), f, sizeof(*f));
+	}
+}
+
+/* Puts the code and *f into the page, or only the code if f is NULL (the
+ * data then goes into the page after it, at the hook), and makes it
+ * read+execute; returns its address, or 0 (then the caller runs the stage
+ * in place).  The memfd is closed either way. */
 static uint64_t final_page_commit(struct final_page *fp, struct arch_final *f)
 {
 	static unsigned char img[TX_PAGE];
-	size_t code_len = (size_t)(arch_final_end - arch_final_code);
 	uint64_t at = 0;
 
+	if (f)
+		f->page_len = fp->len;
 	if (fp->kind == PAGE_MEMFD) {
-		long page = sys_mmap(0, TX_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		/* Address first (the data holds it), then contents, then map. */
-		if (page >= 0)
-			sys_munmap((uint64_t)page, TX_PAGE);
+		/* Address first (the data holds it), then contents, then the
+		 * memfd over the first page of the reservation. */
+		long page = sys_mmap(0, fp->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		at = page >= 0 ? (uint64_t)page : 0;
 		if (at) {
-			f->page = at;
-			memcpy(img, arch_final_code, code_len);
-			memcpy(img + final_data_off(), f, sizeof(*f));
+			final_page_fill(img, at, f);
 			if (sys_pwrite(fp->fd, img, TX_PAGE, 0) != (long)TX_PAGE ||
-			    sys_mmap(at, TX_PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fp->fd,
-				     0) != (long)at)
+			    sys_mmap(at, TX_PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fp->fd, 0) !=
+				    (long)at) {
+				sys_munmap(at, fp->len);
 				at = 0;
+			}
 		}
 		sys_close(fp->fd);
 	} else if (fp->kind == PAGE_ANON) {
 		at = fp->anon;
-		f->page = at;
-		memcpy((void *)(uintptr_t)at, arch_final_code, code_len);
-		memcpy((void *)(uintptr_t)(at + final_data_off()), f, sizeof(*f));
+		final_page_fill((unsigned char *)(uintptr_t)at, at, f);
 		if (sys_mprotect(at, TX_PAGE, PROT_READ | PROT_EXEC) < 0) {
-			sys_munmap(at, TX_PAGE);
+			sys_munmap(at, fp->len);
 			at = 0;
 		}
 	}
@@ -461,8 +499,9 @@ static uint64_t lay_env(const struct start *s, const char *hint, char *to, uint6
 	return n;
 }
 
-__attribute__((noreturn)) static void enter_final(struct arch_final *fin, struct final_page *fp, void *dst,
-						  const uint64_t *w, size_t len);
+__attribute__((noreturn)) static void enter_final(struct arch_final *fin, uint64_t page,
+						  const struct arch_final *f, void *dst, const uint64_t *w,
+						  size_t len);
 
 /* ---- the stage after the dynamic linker ---------------------------------- */
 
@@ -471,11 +510,13 @@ __attribute__((noreturn)) static void enter_final(struct arch_final *fin, struct
  * names tiexec_hook as AT_ENTRY (the kernel's copy, /proc/PID/auxv, keeps
  * the program's), tiexec stays mapped, and the final stage waits for the
  * hook.  Everything else -- the stack, the bounds, the capabilities, the
- * program's descriptor for the exe link -- is ready before ld.so runs. */
+ * program's descriptor for the exe link, the final stage's page -- is
+ * ready before ld.so runs. */
 static struct {
 	struct arch_final fin; /* the final stage, all but the registers */
 	uint64_t entry;        /* the program's own entry point */
 	const char *reopen;    /* the program to open again for the exe link */
+	uint64_t page;         /* the final stage's code page, or 0: in place */
 } after;
 
 /* The program's descriptor is needed across ld.so only to set the exe
@@ -530,10 +571,8 @@ __attribute__((noreturn)) static void hop_to_ldso(const struct arch_final *fin, 
 			a[1] = (uint64_t)(uintptr_t)tiexec_hook;
 		}
 	}
-	if (fp->kind == PAGE_MEMFD)
-		sys_close(fp->fd);
-	else if (fp->kind == PAGE_ANON)
-		sys_munmap(fp->anon, TX_PAGE);
+	after.page = final_page_commit(fp, NULL);
+	after.fin.page_len = fp->len;
 	/* To ld.so with the registers a kernel gives, from the loader's own
 	 * copy of the final stage: it unmaps only the block's buffer. */
 	memset(&hop, 0, sizeof(hop));
@@ -567,15 +606,18 @@ struct arch_regs tx_hook_regs;
 
 __attribute__((noreturn)) void start_after_hook(void)
 {
-	struct arch_final *fin = &after.fin;
-	struct final_page fp;
+	struct arch_final *fin = &after.fin, *f = NULL;
 
 	reopen_program(fin);
 	fin->regs = tx_hook_regs;
 	fin->entry = after.entry;
 	fin->gadget = interp_syscall_ret();
-	final_page_open(&fp);
-	enter_final(fin, &fp, (void *)(uintptr_t)tx_hook_sp, NULL, 0);
+	if (after.page) {
+		fin->page = after.page;
+		f = (struct arch_final *)(uintptr_t)(after.page + TX_PAGE);
+		memcpy(f, fin, sizeof(*f));
+	}
+	enter_final(fin, after.page, f, (void *)(uintptr_t)tx_hook_sp, NULL, 0);
 }
 
 /* Builds the program's argc/argv/envp/auxv block and jumps.  The program's
@@ -618,7 +660,7 @@ static void stage_exe_link(struct build *b)
 	struct areas *a = &b->a;
 
 	program_bounds(&b->mm);
-	final_page_open(&b->fp);
+	final_page_open(&b->fp, b->hook);
 	find_areas(b->s, b->first, NULL, a);
 	b->mm.arg_start = a->arg_start;
 	b->mm.arg_end = a->arg_start + a->moved;
@@ -635,8 +677,10 @@ static void stage_exe_link(struct build *b)
 		b->hint = exe_hint();
 	/* ld.so takes $ORIGIN from /proc/self/exe, which names tiexec while
 	 * it runs unless the link is set before (not after the hook, nor for
-	 * an ordinary user): hand it the strings expanded. */
-	if ((b->hint || b->hook) && !aux[AT_SECURE] && (b->hint || program_path()))
+	 * an ordinary user): hand it the strings expanded.  The program's
+	 * directory (a readlink) only if it has any. */
+	if ((b->hint || b->hook) && !aux[AT_SECURE] && origin_find(b->fx, "") &&
+	    (b->hint || program_path()))
 		b->nfix = origin_find(b->fx, prog_dir);
 	for (unsigned i = 0; i < b->nfix; i++)
 		b->orglen += b->fx[i].outlen;
@@ -770,15 +814,15 @@ static void stage_final(struct build *b, struct arch_final *fin, uint64_t entry)
 	memcpy(fin->mm, &b->mm, sizeof(b->mm));
 }
 
-/* Into the final stage: from its own page when one can be had, else in
- * place (the loader then stays mapped, so the link stays too); with %rsp
- * at dst, where the block of len bytes is copied first. */
-__attribute__((noreturn)) static void enter_final(struct arch_final *fin, struct final_page *fp, void *dst,
-						  const uint64_t *w, size_t len)
+/* Into the final stage: from its own page, with its data at f, when one
+ * could be had, else in place (page 0: the loader then stays mapped, so
+ * the link stays too); with %rsp at dst, where the block of len bytes is
+ * copied first. */
+__attribute__((noreturn)) static void enter_final(struct arch_final *fin, uint64_t page,
+						  const struct arch_final *f, void *dst, const uint64_t *w,
+						  size_t len)
 {
-	uint64_t page = final_page_commit(fp, fin);
 	const void *code = (const void *)(uintptr_t)page;
-	const struct arch_final *f = (const struct arch_final *)(uintptr_t)(page + final_data_off());
 
 	if (!page) {
 		fin->loader_len = 0;
@@ -821,5 +865,7 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 	stage_final(&b, &fin, entry);
 	if (hook)
 		hop_to_ldso(&fin, &b.fp, b.auxo, (void *)(uintptr_t)b.p.dst, b.w, b.p.len, entry);
-	enter_final(&fin, &b.fp, (void *)(uintptr_t)b.p.dst, b.w, b.p.len);
+	uint64_t page = final_page_commit(&b.fp, &fin);
+	enter_final(&fin, page, (const struct arch_final *)(uintptr_t)(page + final_data_off()),
+		    (void *)(uintptr_t)b.p.dst, b.w, b.p.len);
 }

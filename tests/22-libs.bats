@@ -24,6 +24,10 @@ setup_file() {
 	gcc -shared -fPIC -o "$D/libd.so" "$D/d.c"
 	printf 'int one(void);\nint main(void) { return one() - 1; }\n' >"$D/dm.c"
 	gcc -o "$D/dtor" "$D/dm.c" -L"$D" -ld -Wl,-rpath,'$ORIGIN'
+	# Preloaded: its constructor unlinks (GONE_UNLINK) or makes unreadable
+	# (GONE_CHMOD) a library's file after ld.so mapped it, before the hook.
+	printf '#include <stdlib.h>\n#include <sys/stat.h>\n#include <unistd.h>\n__attribute__((constructor)) static void gone(void) {\n\tconst char *u = getenv("GONE_UNLINK"), *c = getenv("GONE_CHMOD");\n\tif (u) unlink(u);\n\tif (c) chmod(c, 0);\n}\n' >"$D/gone.c"
+	gcc -shared -fPIC -o "$D/libgone.so" "$D/gone.c"
 	# The same with musl's dynamic linker.
 	if command -v musl-gcc >/dev/null; then
 		mkdir "$D/musl"
@@ -105,6 +109,30 @@ lib_pmd() {
 	"$BUILD/stamp/tiexec-stamp" --no-libs bl-stamped
 	run "$BUILD/stamp/tiexec-stamp" --check bl-stamped
 	[[ "$output" == *"libs=no"* ]]
+}
+
+@test "-v: a library whose file is deleted or unreadable once ld.so mapped it is named, with the reason; the program runs" {
+	run_t ./bl loop 1000
+	local want=$output
+	mkdir gone
+	cp bl libbl.so gone/
+	# (env after setpriv: setpriv must not run the preloaded constructor.)
+	run --separate-stderr timeout 60 env LD_PRELOAD="$D/libgone.so" GONE_UNLINK="$D/gone/libbl.so" \
+		"$TIEXEC" -v gone/bl loop 1000
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	same "$want" "$output"
+	[ ! -e gone/libbl.so ]
+	grep -qx "tiexec: 'gone/bl': library '$D/gone/libbl.so': not placed (deleted or replaced since ld.so mapped it)" <<<"$stderr"
+	# Root reads any file: without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH.
+	cp libbl.so gone/
+	run --separate-stderr timeout 60 setpriv --bounding-set=-dac_override,-dac_read_search \
+		env LD_PRELOAD="$D/libgone.so" GONE_CHMOD="$D/gone/libbl.so" "$TIEXEC" -v gone/bl loop 1000
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	same "$want" "$output"
+	[ "$(stat -c %a gone/libbl.so)" = 0 ]
+	grep -qx "tiexec: 'gone/bl': library '$D/gone/libbl.so': not placed (cannot open it: Permission denied)" <<<"$stderr"
 }
 
 @test "a library constructor's thread keeps running correct code while its text is placed" {

@@ -22,18 +22,21 @@
 
 /* The last stage, copied into an anonymous page of its own because it
  * unmaps the loader (the kernel refuses to change /proc/PID/exe while the
- * old executable is still mapped).  Entered by arch_jump_final with %rsp at the
- * program's initial stack and %rdi pointing at a struct arch_final in the
- * same page.  It unmaps the loader and the block the program's stack was
- * built in (when it was not the loader's own memory), sets the program as the executable
- * (PR_SET_MM_MAP with exe_fd, or PR_SET_MM_EXE_FILE), closes the program's
- * descriptor, and, when asked, drops every capability and makes the
- * process dumpable again.  Last, it loads the program's registers (all
- * zero, as from the kernel; or, after the dynamic linker, what ld.so left:
- * see ARCH_HOOK), and if a gadget "syscall; [xor r,r]...; ret" was found
- * (the vDSO's, or the interpreter's "syscall; ret"), pushes the entry point
- * and lets the gadget unmap this very page and "return" into the program;
- * else it jumps there directly and the page stays.  Without a page of its own (mmap failed) it runs in
+ * old executable is still mapped).  Entered by arch_jump_final with %rsp at
+ * the program's initial stack and %rdi pointing at a struct arch_final in
+ * the same page (or, after the dynamic linker, in the page after it).  It
+ * unmaps the loader and the block the program's stack was built in (each
+ * only if its length is not 0: the loader's own memory, or running in
+ * place), sets the program as the executable (PR_SET_MM_MAP with exe_fd,
+ * or PR_SET_MM_EXE_FILE), closes the program's descriptor, and, when
+ * asked, drops every capability and makes the process dumpable again.
+ * Last, it loads the program's registers (all zero, as from the kernel;
+ * or, after the dynamic linker, what ld.so left: see ARCH_HOOK), and if a
+ * gadget "syscall; [xor r,r]...; ret" was found (the vDSO's, or the
+ * interpreter's "syscall; ret"), pushes the entry point and lets the
+ * gadget unmap this very page (page_len bytes: with the data page, if
+ * any) and "return" into the program; else it jumps there directly and
+ * the page stays.  Without a page of its own (mmap failed) it runs in
  * place with loader_len 0 and exe_mode NONE: nothing is unmapped. */
 struct arch_final {
 	uint64_t loader_lo, loader_len; /* 0, 8 */
@@ -51,11 +54,13 @@ struct arch_final {
 	struct arch_regs {              /* 224: the registers the program starts with */
 		uint64_t rdx, rbx, rbp, r8, r9, r10, r12, r13, r14, r15;
 	} regs;
+	uint64_t page_len;              /* 304: bytes the gadget unmaps at page */
 };
 _Static_assert(offsetof(struct arch_final, tmp_lo) == 96, "arch_final layout is the asm's");
 _Static_assert(offsetof(struct arch_final, mm) == 112, "arch_final layout is the asm's");
 _Static_assert(offsetof(struct arch_final, sp) == 216, "arch_final layout is the asm's");
 _Static_assert(offsetof(struct arch_final, regs) == 224, "arch_final layout is the asm's");
+_Static_assert(offsetof(struct arch_final, page_len) == 304, "arch_final layout is the asm's");
 
 /* The stage after the dynamic linker (libs.c): ld.so enters the program
  * through AT_ENTRY, which points here instead.  Every register ld.so left
@@ -88,6 +93,16 @@ _Static_assert(offsetof(struct arch_final, regs) == 224, "arch_final layout is t
 
 extern char tiexec_hook[] __attribute__((visibility("hidden")));
 
+/* Whether p[0..2) is "syscall" (0f 05), the start of every gadget below.
+ * Its last byte is rare in code (one byte in ~130 of ld.so's text): a
+ * scanner looks for that byte first, eight at a time. */
+#define ARCH_SYSCALL_LEN 2
+#define ARCH_SYSCALL_LAST 0x05
+static inline int arch_is_syscall(const unsigned char *p)
+{
+	return p[0] == 0x0f && p[1] == 0x05;
+}
+
 /* Whether p[0..n) is "syscall; ret": a munmap through it returns into the
  * program with every register but %rax, %rcx and %r11 as set before. */
 static inline int arch_is_syscall_ret(const unsigned char *p, size_t n)
@@ -104,15 +119,19 @@ static inline int arch_is_syscall_ret(const unsigned char *p, size_t n)
 		".global arch_final_end\n"          \
 		"arch_final_code:\n"                \
 		"	mov %rdi, %rbx\n"           \
+		"	mov 8(%rbx), %rsi\n"        \
+		"	test %rsi, %rsi\n"          \
+		"	jz 7f\n"                    \
 		"	mov $11, %eax\n"            \
 		"	mov 0(%rbx), %rdi\n"        \
-		"	mov 8(%rbx), %rsi\n"        \
 		"	syscall\n"                  \
+		"7:	mov 104(%rbx), %rsi\n"      \
+		"	test %rsi, %rsi\n"          \
+		"	jz 8f\n"                    \
 		"	mov $11, %eax\n"            \
 		"	mov 96(%rbx), %rdi\n"       \
-		"	mov 104(%rbx), %rsi\n"      \
 		"	syscall\n"                  \
-		"	mov 16(%rbx), %rax\n"       \
+		"8:	mov 16(%rbx), %rax\n"       \
 		"	cmp $1, %rax\n"             \
 		"	jne 1f\n"                   \
 		"	mov $157, %eax\n"           \
@@ -170,7 +189,7 @@ static inline int arch_is_syscall_ret(const unsigned char *p, size_t n)
 		"	push %rcx\n"                \
 		"	push %rax\n"                \
 		"	xor %ecx, %ecx\n"           \
-		"	mov $4096, %esi\n"          \
+		"	mov 304(%rbx), %rsi\n"      \
 		"	mov $11, %eax\n"            \
 		"	mov 232(%rbx), %rbx\n"      \
 		"	ret\n"                      \
