@@ -51,6 +51,12 @@ setup_file() {
 			w.on('exit', (code) => { console.log('worker exit', code); });
 		EOF
 	fi
+	# Hardened settings for an ordinary user: MemoryDenyWriteExecute, a
+	# memory cgroup.
+	cp "$FIXTURES/mdwe" "$FIXTURES/probe-pie" "$FIXTURES/bigtext-pie" "$W/"
+	cp "$W/bigtext-pie" "$W/bigtext-s"
+	"$stamp" --min-text=0 --strategy=thp "$W/bigtext-s"
+	"$ROOT/tests/fixtures/gentext.sh" "$W/big256" 256 pie
 	chmod -R a+rX "$W"
 	echo "$W" >"$BATS_FILE_TMPDIR/w"
 }
@@ -373,4 +379,59 @@ try_gdb() {
 	# (io between the second mm and E1: the stage after ld.so, which
 	# reads /proc/self/maps and the libraries without the capability.)
 	[[ "$seq" =~ ^E0\ io\ E1\ mm\ E0\ mm\ (io\ )?E1\ mm\ DROP\  ]]
+}
+
+# ---- hardened settings, for an ordinary user -------------------------------------
+
+@test "MemoryDenyWriteExecute (prctl, seccomp) as uid 65534: direct, command line, binfmt_misc alike" {
+	./mdwe prctl true || skip_unsupported "PR_SET_MDWE refused (Linux >= 6.3)"
+	local how want
+	for how in prctl seccomp; do
+		run_t "${NOBODY[@]}" ./mdwe $how ./probe-pie a 'b c'
+		[ "$status" -eq 0 ]
+		run_t "${NOBODY[@]}" ./mdwe $how ./tiexec --min-text=0 ./probe-pie a 'b c'
+		[ "$status" -eq 0 ] # the final stage ran
+		[[ "$output" == *"argv[2] b c"* ]]
+		run_t "${NOBODY[@]}" ./mdwe $how ./bigtext-pie loop 2000
+		[ "$status" -eq 0 ]
+		want=$output
+		# The default strategy maps the page cache's 2 MiB folios.
+		run --separate-stderr timeout 60 "${NOBODY[@]}" ./mdwe $how ./tiexec -v --min-text=0 ./bigtext-pie loop 2000
+		echo "$how, cli, auto: $status, $stderr"
+		[ "$status" -eq 0 ]
+		same "$want" "$output"
+		[[ "$stderr" =~ \(file\ [1-9][0-9]*\.0, ]]
+		# A copy under MDWE goes through a memfd or is skipped, and says so.
+		run --separate-stderr timeout 60 "${NOBODY[@]}" ./mdwe $how ./tiexec -v --strategy=thp ./bigtext-pie loop 2000
+		echo "$how, cli, thp: $status, $stderr"
+		[ "$status" -eq 0 ]
+		same "$want" "$output"
+		[[ "$stderr" == *"MemoryDenyWriteExecute"* || "$stderr" =~ \(file\ 0\.0,\ thp\ [1-9] ]]
+		binfmt_nobody "TIEXEC_VERBOSE=1 ./mdwe $how ./bigtext-s loop 2000"
+		[ "$status" -eq 0 ]
+		same "$want" "$output"
+		[[ "$stderr" == "tiexec: './bigtext-s': "* ]]
+	done
+}
+
+@test "a 200 MiB memory cgroup, as uid 65534: 256 MiB of text is copied only as far as the limit allows" {
+	local own cg
+	own=$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}memory\(,[^:]*\)\{0,1\}:\(.*\)$/\3/p' /proc/self/cgroup)
+	[ -n "$own" ] && [ -d "/sys/fs/cgroup/memory$own" ] ||
+		skip "no cgroup v1 memory controller (this test makes v1 groups)"
+	cg=/sys/fs/cgroup/memory${own%/}/tiexec-users-$$
+	mkdir "$cg"
+	echo $((200 << 20)) >"$cg/memory.limit_in_bytes"
+	# in_cg: as uid 65534, inside the group.
+	in_cg() { run --separate-stderr timeout 60 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "${NOBODY[@]}" "$@"; }
+	in_cg ./big256 loop 20000
+	local st=$status want=$output
+	in_cg ./tiexec -v --strategy=thp ./big256 loop 20000
+	local st2=$status out2=$output err2=$stderr
+	rmdir "$cg" 2>/dev/null || { sleep 1; rmdir "$cg"; }
+	echo "direct: $st; thp: $st2, $err2"
+	[ "$st" -eq 0 ]
+	[ "$st2" -eq 0 ] # not OOM-killed (137)
+	same "$want" "$out2"
+	[[ "$err2" == *"thp: the memory cgroup's limit (memory.limit_in_bytes) leaves no room for more copies"* ]]
 }
