@@ -58,7 +58,17 @@ setup_file() {
 	"$stamp" --min-text=0 --strategy=thp "$W/bigtext-s"
 	"$ROOT/tests/fixtures/gentext.sh" "$W/big256" 256 pie
 	chmod -R a+rX "$W"
+	# The opt-in: tiexec with a file capability (after chmod, which keeps
+	# it; a write would drop it).
+	if command -v setcap >/dev/null; then
+		cp "$W/tiexec" "$W/tiexec-cap"
+		setcap cap_checkpoint_restore+ep "$W/tiexec-cap"
+	fi
 	echo "$W" >"$BATS_FILE_TMPDIR/w"
+}
+
+need_tiexec_cap() {
+	[ -x ./tiexec-cap ] || skip_unsupported "setcap (libcap2-bin) is not installed"
 }
 
 teardown_file() {
@@ -149,20 +159,15 @@ binfmt_nobody() {
 
 @test "node: process.execPath names tiexec by default, node with the opt-in" {
 	[ -x "$W/node" ] || skip_unsupported "node is not installed (Debian package nodejs)"
-	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
-	cp ./tiexec ./tiexec-cap
-	setcap cap_checkpoint_restore+ep ./tiexec-cap
+	need_tiexec_cap
 	run_t "${NOBODY[@]}" ./tiexec ./node -e 'console.log(require("path").basename(process.execPath))'
 	same tiexec "$output"
 	run_t "${NOBODY[@]}" ./tiexec-cap ./node -e 'console.log(require("path").basename(process.execPath))'
-	rm -f ./tiexec-cap
 	same node "$output"
 }
 
 @test "opt-in (file capability): the secure exec's side effects, as documented" {
-	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
-	cp ./tiexec ./tiexec-cap
-	setcap cap_checkpoint_restore+ep ./tiexec-cap
+	need_tiexec_cap
 	local run='ulimit -s 65536; exec setarch -R "$@"'
 	run_t setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --pdeathsig TERM -- \
 		bash -c "$run" _ ./traits
@@ -187,7 +192,6 @@ binfmt_nobody() {
 	# capabilities.
 	run_t capsh --keep=1 --user=nobody --inh=cap_checkpoint_restore --addamb=cap_checkpoint_restore -- \
 		-c 'exec ./tiexec-cap --min-text=0 ./traits'
-	rm -f ./tiexec-cap
 	[[ "$output" == *$'\ncapamb 0000000000000000\nexe traits' ]]
 }
 
@@ -221,16 +225,14 @@ try_write() {
 }
 
 @test "writing the running binary: allowed by default, Text file busy with the opt-in (as directly)" {
-	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
-	cp ./tiexec ./tiexec-cap
-	setcap cap_checkpoint_restore+ep ./tiexec-cap
+	need_tiexec_cap
 	cp "$FIXTURES/bigtext-pie" ./busy
 	chmod 777 ./busy
 	got=()
 	for how in direct tiexec tiexec-cap; do
 		waiting $how ./busy try_write
 	done
-	rm -f ./tiexec-cap ./busy
+	rm -f ./busy
 	same "direct busy tiexec writable tiexec-cap busy" "${got[*]}"
 }
 
@@ -247,13 +249,11 @@ try_write() {
 @test "chromium --headless --dump-dom: with the opt-ins (file capability, ambient capability), its text on 2 MiB pages" {
 	local c=/usr/lib/chromium/chromium
 	[ -x "$c" ] || skip_unsupported "chromium is not installed (Debian package chromium)"
-	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
 	mkdir -m 777 "$W/cr"
 	printf '%s\n' '<html><body><p id=x>hello <b>tiexec</b></p>' \
 		'<script>document.getElementById("x").dataset.js = "ran"</script></body></html>' >"$W/cr/page.html"
 	chmod 644 "$W/cr/page.html"
-	cp ./tiexec ./tiexec-cap
-	setcap cap_checkpoint_restore+ep ./tiexec-cap
+	need_tiexec_cap
 	local args=(--headless --no-sandbox --disable-gpu --dump-dom "file://$W/cr/page.html")
 	run --separate-stderr timeout 120 "${NOBODY[@]}" env HOME="$W/cr" "$c" --user-data-dir="$W/cr/d1" "${args[@]}"
 	[ "$status" -eq 0 ]
@@ -276,7 +276,7 @@ try_write() {
 	"$BUILD/stamp/tiexec-stamp" "$W/chromium/chromium"
 	AMBIENT=checkpoint_restore binfmt_nobody \
 		"HOME=$W/cr TIEXEC_VERBOSE=1 ./chromium/chromium --user-data-dir=$W/cr/d3 ${args[*]}"
-	rm -rf ./tiexec-cap "$W/chromium"
+	rm -rf "$W/chromium"
 	[ "$status" -eq 0 ]
 	same "$direct" "$output"
 	[[ "$stderr" == *"tiexec: './chromium/chromium': "*" of "*" MiB text on 2 MiB pages"* ]]
@@ -315,15 +315,12 @@ deploy_reexec() {
 }
 
 @test "re-executing after a deploy: the old program with the opt-in (as directly), the new file or 127 by default" {
-	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
-	cp ./tiexec ./tiexec-cap
-	setcap cap_checkpoint_restore+ep ./tiexec-cap
+	need_tiexec_cap
 	local out=()
 	for how in direct tiexec-cap tiexec; do
 		out+=("$(deploy_reexec $how replace)")
 		out+=("$(deploy_reexec $how delete)")
 	done
-	rm -f ./tiexec-cap
 	printf '%s\n' "${out[@]}"
 	same "direct replace: child exe=deployed (deleted) argc=3 argv0=./deployed [child] [x y] status 7
 direct delete: child exe=deployed (deleted) argc=3 argv0=./deployed [child] [x y] status 7
@@ -343,27 +340,22 @@ try_gdb() {
 
 @test "gdb -p: the program's symbols with the opt-in, as directly; not by default" {
 	command -v gdb >/dev/null || skip_unsupported "gdb is not installed"
-	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
-	cp ./tiexec ./tiexec-cap
-	setcap cap_checkpoint_restore+ep ./tiexec-cap
+	need_tiexec_cap
 	cp "$FIXTURES/bigtext-pie" ./gdbme
 	got=()
 	for how in direct tiexec-cap tiexec; do
 		waiting $how ./gdbme try_gdb
 	done
-	rm -f ./tiexec-cap ./gdbme
+	rm -f ./gdbme
 	same "direct symbols tiexec-cap symbols tiexec no-symbols" "${got[*]}"
 }
 
 @test "opt-in: the capability is effective only around the exe prctl (strace)" {
 	command -v strace >/dev/null || skip_unsupported "strace is not installed"
-	command -v setcap >/dev/null || skip_unsupported "setcap (libcap2-bin) is not installed"
-	cp ./tiexec ./tiexec-cap
-	setcap cap_checkpoint_restore+ep ./tiexec-cap
+	need_tiexec_cap
 	# Traced by root, the exec still gets the file capability.
 	run_t strace -o "$BATS_TEST_TMPDIR/st" -e trace=execve,capset,prctl,openat,read,pread64 \
 		"${NOBODY[@]}" ./tiexec-cap --min-text=0 ./traits
-	rm -f ./tiexec-cap
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"exe traits"* ]]
 	# From tiexec's exec on: E0 effective emptied, E1 raised, DROP all
