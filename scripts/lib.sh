@@ -1,4 +1,16 @@
-# Shared by scripts/test, scripts/demo and scripts/bench.
+# Shared by scripts/test, scripts/compat, scripts/demo, scripts/bench, scripts/fuzz
+# and scripts/package.
+
+# The package of python's own test suite for Debian's python3 (the one
+# scripts/compat runs, /usr/bin/python3, not a python3 earlier on PATH):
+# libpython3.X-testsuite.  Without python3 yet, the version apt would
+# install; else 3.11 (Debian 12).
+python_testsuite_package() {
+	local v
+	v=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) ||
+		v=$(apt-cache depends python3 2>/dev/null | sed -n 's/^ *Depends: python\(3\.[0-9]*\)$/\1/p' | head -1) || true
+	echo "libpython${v:-3.11}-testsuite"
+}
 
 BUILD_PACKAGES=(meson ninja-build gcc pkg-config libelf-dev systemtap-sdt-dev clang bpftool libbpf-dev)
 # nodejs and chromium: real programs that look for themselves through
@@ -7,7 +19,7 @@ BUILD_PACKAGES=(meson ninja-build gcc pkg-config libelf-dev systemtap-sdt-dev cl
 # (tests/57-perfmap.bats); redis and the python test suite: the fast subset
 # of scripts/compat (tests/96-compat.bats).
 TEST_PACKAGES=(g++ golang-go bats libc6-dev util-linux libcap2-bin attr nodejs chromium musl-tools
-	linux-perf gdb redis-server redis-tools libpython3.11-testsuite)
+	linux-perf gdb redis-server redis-tools "$(python_testsuite_package)")
 # scripts/package: the Debian tools, rpmbuild, scdoc (man pages) and what
 # tiexec-trace is built with.
 PACKAGE_PACKAGES=(dpkg-dev debhelper fakeroot lintian rpm file scdoc clang bpftool libbpf-dev)

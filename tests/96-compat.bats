@@ -32,7 +32,7 @@ setup() {
 		        assert run["case_status"] == 0, (k, m)
 		        assert run["time_ms"] is not None, (k, m)
 		        assert run["coverage"], (k, m)
-		    assert x["runs"]["direct"]["cmdline"], k
+		        assert run["cmdline"], (k, m)
 		assert rows[("node", "root")]["runs"]["binfmt"]["status"] == 3
 		assert "caught" in rows[("gxx", "nobody")]["runs"]["binfmt"]["output"]
 		assert "incr 2000" in rows[("redis", "nobody")]["runs"]["cli"]["output"]
