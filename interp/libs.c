@@ -52,21 +52,57 @@ static int ours(uint64_t lo, uint64_t hi)
 	return in_segs(&prog, lo, hi) || in_segs(&interp, lo, hi) || (lo < th && hi > tl);
 }
 
-/* The executable file mappings of /proc/self/maps that hold at least one
- * whole 2 MiB piece and --min-text of text, into libs[]; the buffer keeps
- * their paths.  Returns how many. */
-static unsigned find_libs(struct lib *libs, char *buf)
+/* /proc/self/maps, whole: in a static buffer, or when it is longer (some
+ * 500 libraries) in an anonymous mapping that doubles as needed, which
+ * maps_free unmaps before the program starts. */
+static char maps_static[MAPS_MAX];
+
+static char *maps_read(uint64_t *cap_out)
 {
-	long n = 0, got;
-	unsigned k = 0;
+	char *buf = maps_static;
+	uint64_t cap = MAPS_MAX, n = 0;
 	int fd = (int)sys_openat(TX_AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
 
+	*cap_out = cap;
 	if (fd < 0)
 		return 0;
-	while (n < MAPS_MAX - 1 && (got = sys_read(fd, buf + n, (size_t)(MAPS_MAX - 1 - n))) > 0)
-		n += got;
+	for (;;) {
+		if (n == cap - 1) {
+			long m = sys_mmap(0, cap * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (m < 0 && m > -4096)
+				break; /* the libraries listed so far */
+			memcpy((void *)m, buf, n);
+			if (buf != maps_static)
+				sys_munmap((uint64_t)(uintptr_t)buf, cap);
+			buf = (char *)m;
+			cap *= 2;
+		}
+		long got = sys_read(fd, buf + n, (size_t)(cap - 1 - n));
+		if (got <= 0)
+			break;
+		n += (uint64_t)got;
+	}
 	sys_close(fd);
-	buf[n > 0 ? n : 0] = '\0';
+	buf[n] = '\0';
+	*cap_out = cap;
+	return buf;
+}
+
+static void maps_free(char *buf, uint64_t cap)
+{
+	if (buf && buf != maps_static)
+		sys_munmap((uint64_t)(uintptr_t)buf, cap);
+}
+
+/* The executable file mappings listed in buf (/proc/self/maps) that hold
+ * at least one whole 2 MiB piece and --min-text of text, into libs[]; the
+ * buffer keeps their paths.  Returns how many. */
+static unsigned find_libs(struct lib *libs, char *buf)
+{
+	unsigned k = 0;
+
+	if (!buf)
+		return 0;
 	for (char *l = buf; *l && k < LIBS_MAX;) {
 		char *e = l;
 		while (*e && *e != '\n')
@@ -237,15 +273,16 @@ static void restore_entry(uint64_t *sp, uint64_t entry)
 __attribute__((noreturn, used)) void tiexec_hook_main(uint64_t *sp)
 {
 	static struct lib libs[LIBS_MAX];
-	static char maps[MAPS_MAX];
 	struct opts o = opt;
-	uint64_t t0 = now_ns(), placed = 0;
+	uint64_t t0 = now_ns(), placed = 0, cap;
 
 	restore_entry(sp, prog.eh.e_entry + prog.bias);
 	o.round_out = 0; /* a library's neighbours are not ours to cover */
+	char *maps = maps_read(&cap);
 	unsigned n = find_libs(libs, maps);
 	for (unsigned i = 0; i < n; i++)
 		placed += (uint64_t)place_lib(&libs[i], &o);
+	maps_free(maps, cap);
 	TX_PROBE(libs, prog.path, placed, now_ns() - t0);
 	(void)t0, (void)placed;
 	huge_done();

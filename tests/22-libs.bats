@@ -28,6 +28,11 @@ setup_file() {
 	# (GONE_CHMOD) a library's file after ld.so mapped it, before the hook.
 	printf '#include <stdlib.h>\n#include <sys/stat.h>\n#include <unistd.h>\n__attribute__((constructor)) static void gone(void) {\n\tconst char *u = getenv("GONE_UNLINK"), *c = getenv("GONE_CHMOD");\n\tif (u) unlink(u);\n\tif (c) chmod(c, 0);\n}\n' >"$D/gone.c"
 	gcc -shared -fPIC -o "$D/libgone.so" "$D/gone.c"
+	# Preloaded: its constructor makes 7,000 mappings (read-only and
+	# inaccessible in turn, so that none merge), then says how long
+	# /proc/self/maps has grown.
+	printf '#include <fcntl.h>\n#include <stdio.h>\n#include <sys/mman.h>\n#include <unistd.h>\n__attribute__((constructor)) static void many(void) {\n\tfor (int i = 0; i < 7000; i++) mmap(0, 4096, i %% 2 ? PROT_READ : PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);\n\tchar b[65536]; long n, t = 0; int fd = open("/proc/self/maps", O_RDONLY);\n\twhile ((n = read(fd, b, sizeof b)) > 0) t += n;\n\tclose(fd);\n\tfprintf(stderr, "maps %%ld bytes\\n", t);\n}\n' >"$D/many.c"
+	gcc -shared -fPIC -o "$D/libmany.so" "$D/many.c"
 	# The same with musl's dynamic linker.
 	if command -v musl-gcc >/dev/null; then
 		mkdir "$D/musl"
@@ -133,6 +138,19 @@ lib_pmd() {
 	same "$want" "$output"
 	[ "$(stat -c %a gone/libbl.so)" = 0 ]
 	grep -qx "tiexec: 'gone/bl': library '$D/gone/libbl.so': not placed (cannot open it: Permission denied)" <<<"$stderr"
+}
+
+@test "more than 256 KiB of /proc/self/maps at the hook (7,000 mappings): the libraries are placed all the same" {
+	drop_cache libbl.so
+	run --separate-stderr timeout 60 env LD_PRELOAD="$D/libmany.so" "$TIEXEC" -v ./bl report
+	echo "$stderr" | tail -3
+	[ "$status" -eq 0 ]
+	[[ "$stderr" =~ maps\ ([0-9]+)\ bytes ]]
+	[ "${BASH_REMATCH[1]}" -gt $((256 << 10)) ]
+	[[ "$stderr" == *"tiexec: './bl': library '$D/libbl.so': 14.0 of 16.0 MiB text on 2 MiB pages"* ]]
+	read -r huge aligned <<<"$(lib_pmd "$output" "$D/libbl.so")"
+	[ "$aligned" -gt 0 ]
+	[ "$huge" -eq "$aligned" ]
 }
 
 @test "a library constructor's thread keeps running correct code while its text is placed" {
