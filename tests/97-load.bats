@@ -39,5 +39,8 @@ setup() {
 	PY
 	[ "$status" -eq 0 ]
 	[ "$(ls /proc/sys/fs/binfmt_misc)" = "$before" ]
-	[ -z "$(ls -d /tmp/tiexec-load.* 2>/dev/null)" ]
+	local w
+	w=$(sed -n 's/^== work directory \(.*\) (removed at the end)$/\1/p' <<<"$stderr")
+	[ -n "$w" ]
+	[ ! -e "$w" ]
 }
