@@ -7,7 +7,7 @@
  * too.  The loader's USDT probes tiexec:loaded and tiexec:direct then say
  * what the loader did, in the same pid.  When tiexec:loaded announces the
  * libraries stage (TX_MODE_LIBS), ld.so runs first and tiexec:lib then
- * fires once per library placed, tiexec:libs at the end; until then the pid
+ * fires once per library placed or left, tiexec:libs at the end; until then the pid
  * stays in `pending`, as LIBS.  sched_process_exit reports a pending
  * loader that died before saying anything, or before its libraries were
  * placed; an exec of another file by a pid waiting for its libraries is

@@ -181,13 +181,18 @@ static void report_lib(const struct lib *b, const struct huge_result *hr)
 	say(&m);
 }
 
-/* A library left as ld.so mapped it: with -v, why ("what[: errno text]"). */
+/* A library left as ld.so mapped it: to the lib probe, with why; with -v,
+ * why ("what[: errno text]"). */
 static int report_skip(const struct lib *b, const char *what, long err)
 {
 	struct msg m;
+	const char *path = prog.path;
 
+	__asm__("" : "+r"(path)); /* as in report_lib */
+	TX_PROBE(lib, path, b->path, b->hi - b->lo, 0, 0, 0, 0, what);
+	(void)path;
 	if (!opt.verbose)
-		return 0;
+		return 1;
 	msg_lib(&m, b);
 	msg_str(&m, "not placed (");
 	msg_str(&m, what);
@@ -197,7 +202,7 @@ static int report_skip(const struct lib *b, const char *what, long err)
 	}
 	msg_str(&m, ")");
 	say(&m);
-	return 0;
+	return 1;
 }
 
 /* Why the file opened by the mapping's name is not the mapped file, or
@@ -216,7 +221,8 @@ static const char *not_mapped_file(const struct lib *b, const struct statx *st)
 /* One library's text mapping, through the same strategies as the
  * program's own text.  The file is opened by the path the mapping names,
  * and used only if it is still the mapped file (device and inode).
- * Returns whether it was placed and reported (the lib probe counts them). */
+ * Returns 1 once the library is reported, placed or left (the libs probe
+ * counts them: one lib probe each). */
 static int place_lib(const struct lib *b, const struct opts *o)
 {
 	struct statx st;
@@ -274,17 +280,17 @@ __attribute__((noreturn, used)) void tiexec_hook_main(uint64_t *sp)
 {
 	static struct lib libs[LIBS_MAX];
 	struct opts o = opt;
-	uint64_t t0 = now_ns(), placed = 0, cap;
+	uint64_t t0 = now_ns(), reported = 0, cap;
 
 	restore_entry(sp, prog.eh.e_entry + prog.bias);
 	o.round_out = 0; /* a library's neighbours are not ours to cover */
 	char *maps = maps_read(&cap);
 	unsigned n = find_libs(libs, maps);
 	for (unsigned i = 0; i < n; i++)
-		placed += (uint64_t)place_lib(&libs[i], &o);
+		reported += (uint64_t)place_lib(&libs[i], &o);
 	maps_free(maps, cap);
-	TX_PROBE(libs, prog.path, placed, now_ns() - t0);
-	(void)t0, (void)placed;
+	TX_PROBE(libs, prog.path, reported, now_ns() - t0);
+	(void)t0, (void)reported;
 	huge_done();
 	start_after_hook();
 }

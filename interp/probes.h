@@ -12,11 +12,12 @@
  *       just before the loader execve()s the program plainly.
  *   lib(path, lib_path, text_bytes, huge_bytes, file_bytes, thp_bytes,
  *       hugetlb_bytes, reason)
- *       once per library mapping placed by the stage after the dynamic
- *       linker (libs.c), in the same process as the loaded probe that
- *       announced it with TX_MODE_LIBS, but later: ld.so has run since.
- *       path is the program's, lib_path the library's as in
- *       /proc/self/maps; reason NULL or why something fell back.
+ *       once per library mapping the stage after the dynamic linker
+ *       (libs.c) placed or left alone, in the same process as the loaded
+ *       probe that announced it with TX_MODE_LIBS, but later: ld.so has
+ *       run since.  path is the program's, lib_path the library's as in
+ *       /proc/self/maps; reason NULL or why something fell back (a
+ *       library left alone: huge_bytes 0 and why, e.g. its file deleted).
  *   libs(path, count, elapsed_ns)
  *       after the last lib probe, just before the program is entered:
  *       count lib probes fired, the stage took elapsed_ns.  A process

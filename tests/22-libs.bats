@@ -24,10 +24,6 @@ setup_file() {
 	gcc -shared -fPIC -o "$D/libd.so" "$D/d.c"
 	printf 'int one(void);\nint main(void) { return one() - 1; }\n' >"$D/dm.c"
 	gcc -o "$D/dtor" "$D/dm.c" -L"$D" -ld -Wl,-rpath,'$ORIGIN'
-	# Preloaded: its constructor unlinks (GONE_UNLINK) or makes unreadable
-	# (GONE_CHMOD) a library's file after ld.so mapped it, before the hook.
-	printf '#include <stdlib.h>\n#include <sys/stat.h>\n#include <unistd.h>\n__attribute__((constructor)) static void gone(void) {\n\tconst char *u = getenv("GONE_UNLINK"), *c = getenv("GONE_CHMOD");\n\tif (u) unlink(u);\n\tif (c) chmod(c, 0);\n}\n' >"$D/gone.c"
-	gcc -shared -fPIC -o "$D/libgone.so" "$D/gone.c"
 	# Preloaded: its constructor makes 7,000 mappings (read-only and
 	# inaccessible in turn, so that none merge), then says how long
 	# /proc/self/maps has grown.
@@ -122,7 +118,7 @@ lib_pmd() {
 	mkdir gone
 	cp bl libbl.so gone/
 	# (env after setpriv: setpriv must not run the preloaded constructor.)
-	run --separate-stderr timeout 60 env LD_PRELOAD="$D/libgone.so" GONE_UNLINK="$D/gone/libbl.so" \
+	run --separate-stderr timeout 60 env LD_PRELOAD="$FIXTURES/libgone.so" GONE_UNLINK="$D/gone/libbl.so" \
 		"$TIEXEC" -v gone/bl loop 1000
 	echo "$stderr"
 	[ "$status" -eq 0 ]
@@ -132,7 +128,7 @@ lib_pmd() {
 	# Root reads any file: without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH.
 	cp libbl.so gone/
 	run --separate-stderr timeout 60 setpriv --bounding-set=-dac_override,-dac_read_search \
-		env LD_PRELOAD="$D/libgone.so" GONE_CHMOD="$D/gone/libbl.so" "$TIEXEC" -v gone/bl loop 1000
+		env LD_PRELOAD="$FIXTURES/libgone.so" GONE_CHMOD="$D/gone/libbl.so" "$TIEXEC" -v gone/bl loop 1000
 	echo "$stderr"
 	[ "$status" -eq 0 ]
 	same "$want" "$output"

@@ -249,6 +249,25 @@ first_line() {
 	[[ "$line" == *'"libs":null,"libs_us":null,"libs_note":null}' ]]
 }
 
+@test "trace: a library left alone (its file deleted once ld.so mapped it) is listed, with the reason" {
+	local L=$BATS_FILE_TMPDIR/gone
+	mkdir -p "$L"
+	cp "$BATS_FILE_TMPDIR/lib/bl" "$BATS_FILE_TMPDIR/lib/libbl.so" "$L/"
+	start_trace --json --loader "$LOADER"
+	sh -c 'echo $$; exec env LD_PRELOAD="$2/libgone.so" GONE_UNLINK="$1/libbl.so" "$LOADER" "$1/bl" loop 1' \
+		sh "$L" "$FIXTURES" >"$O/gone"
+	stop_trace INT
+	local line lib
+	line=$(events_of pid "$(first_line "$O/gone")")
+	echo "$line"
+	[ "$(field libs_note "$line")" = null ] # none lost: the count includes it
+	lib=$(libs_of "$line")
+	[ "$(wc -l <<<"$lib")" -eq 1 ]
+	[ "$(field path "$lib")" = "$L/libbl.so (deleted)" ]
+	[ "$(field huge_bytes "$lib")" -eq 0 ]
+	[ "$(field note "$lib")" = "fallback: deleted or replaced since ld.so mapped it" ]
+}
+
 @test "trace: the table: a line per library under its exec's" {
 	local L=$BATS_FILE_TMPDIR/lib
 	start_trace --loader "$LOADER"
