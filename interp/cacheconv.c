@@ -189,35 +189,80 @@ static void collapse(struct cconv *c, const struct cconv_range *r, uint8_t *hs, 
 	st->collapsed += after - before;
 }
 
+/* Eviction passes over the pieces still small: a piece whose eviction
+ * worked but which came back small (another process read that part of the
+ * file meanwhile, in small folios) is tried again. */
+#define CC_EVICT_PASSES 3
+#define CC_MAX_PIECES 8192 /* huge.c's MAX_PIECES; beyond, pieces are tried once per pass */
+
+/* Whether no page of the 2 MiB at p (our mapping of the file) is in the
+ * page cache, by mincore. */
+static int cc_evicted(uint64_t p)
+{
+	unsigned char v[CC_HUGE / CC_PAGE];
+
+	if (SC(__NR_mincore, p, CC_HUGE, v, 0, 0, 0) < 0)
+		return 0;
+	for (uint64_t i = 0; i < sizeof(v); i++)
+		if (v[i] & 1)
+			return 0;
+	return 1;
+}
+
 int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, struct cconv_stats *st)
 {
 	uint64_t n = (r->b - r->a) / CC_HUGE;
 	int small = 0;
 
-	if (cconv_populate(c, r->a, r->b - r->a, 0) < 0 || cconv_scan(c, r->a, r->b, hs) < 0)
+	/* Shared: no readahead beyond the 2 MiB piece a fault reads
+	 * (VM_RAND_READ).  A folio marked for asynchronous readahead by the
+	 * converter's faults would otherwise start it with our file's
+	 * readahead state, which reads the next piece in small folios. */
+	if (r->shared)
+		sys_madvise(r->a, r->b - r->a, MADV_RANDOM);
+	long e = cconv_populate(c, r->a, r->b - r->a, 0);
+	if (r->shared)
+		sys_madvise(r->a, r->b - r->a, MADV_NORMAL);
+	if (e < 0 || cconv_scan(c, r->a, r->b, hs) < 0)
 		return -1;
 	for (uint64_t k = 0; k < n; k++)
 		small |= !hs[k];
 	if (small)
 		collapse(c, r, hs, st);
-	small = 0;
-	for (uint64_t k = 0; k < n; k++) {
-		if (hs[k] || (r->keep && r->keep[k]))
-			continue;
-		/* The cache holds small folios here: drop our page table
-		 * entries, evict the pages nobody else maps, fault again. */
-		uint64_t p = r->a + k * CC_HUGE, off = r->off + k * CC_HUGE;
-		sys_madvise(p, CC_HUGE, MADV_DONTNEED);
-		/* A file just written (by a linker, say) is dirty and cannot
-		 * be evicted until written back; clean pages cost nothing. */
-		if (r->writeback)
-			SC(__NR_sync_file_range, r->fd, off, CC_HUGE, 7, 0, 0);
-		sys_fadvise(r->fd, off, CC_HUGE, POSIX_FADV_DONTNEED);
-		cconv_populate(c, p, CC_HUGE, 0);
-		st->evicted++;
-		small = 1;
-	}
-	if (small)
+	/* Pieces whose pages others map: not tried again (one bit each). */
+	uint64_t pinned[CC_MAX_PIECES / 64];
+	cc_zero((uint8_t *)pinned, sizeof(pinned));
+	for (int pass = 0; pass < CC_EVICT_PASSES && !r->shared; pass++) {
+		int again = 0;
+		for (uint64_t k = 0; k < n; k++) {
+			if (hs[k] || (r->keep && r->keep[k]) ||
+			    (k < CC_MAX_PIECES && (pinned[k / 64] >> (k % 64) & 1)))
+				continue;
+			/* The cache holds small folios here: drop our page
+			 * table entries, evict the pages nobody else maps,
+			 * fault again.  A file just written (by a linker, say)
+			 * is dirty and cannot be evicted until written back;
+			 * clean pages cost nothing. */
+			uint64_t p = r->a + k * CC_HUGE, off = r->off + k * CC_HUGE;
+			sys_madvise(p, CC_HUGE, MADV_DONTNEED);
+			if (r->writeback)
+				SC(__NR_sync_file_range, r->fd, off, CC_HUGE, 7, 0, 0);
+			sys_fadvise(r->fd, off, CC_HUGE, POSIX_FADV_DONTNEED);
+			if (cc_evicted(p))
+				again = 1;
+			else if (k < CC_MAX_PIECES)
+				pinned[k / 64] |= 1ULL << (k % 64);
+			cconv_populate(c, p, CC_HUGE, 0);
+			st->evicted++;
+		}
 		cconv_scan(c, r->a, r->b, hs);
+		if (!again)
+			break;
+	}
+	/* Small folios we map could not be evicted by anyone (a later
+	 * start, tiexec-warm): what is still small is left unmapped. */
+	for (uint64_t k = 0; k < n; k++)
+		if (!hs[k] && !(r->keep && r->keep[k]))
+			sys_madvise(r->a + k * CC_HUGE, CC_HUGE, MADV_DONTNEED);
 	return 0;
 }

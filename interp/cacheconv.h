@@ -24,6 +24,11 @@ struct cconv_range {
 	uint64_t off;         /* the file offset mapped at a */
 	const uint8_t *keep;  /* per piece, nonzero: never evict (NULL: none) */
 	int writeback;        /* write dirty pages back so that they can be evicted too */
+	int shared;           /* another process may be converting the same range
+			       * (it holds the lock we gave up waiting for): evict
+			       * nothing, read no more than the pieces faulted in,
+			       * and map no small folios -- mapped, they could not
+			       * be evicted by that process */
 };
 
 struct cconv_stats {
@@ -53,6 +58,9 @@ long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write);
  * allows: MADV_COLLAPSE where the kernel has it for file text, else the
  * piece's pages are evicted (those no process maps; POSIX_FADV_DONTNEED
  * leaves mapped and dirty pages alone) and faulted again, which reads them
- * back in 2 MiB folios.  Leaves in hs[] which pieces ended up huge.
+ * back in 2 MiB folios; a few times, as other processes reading the file
+ * (or faulting it elsewhere) may put small folios back meanwhile.  With
+ * r->shared, only faults in and leaves the small pieces unmapped.  Leaves
+ * in hs[] which pieces ended up huge.
  * Returns 0, or -1 when the mapping could not be faulted in or checked. */
 int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, struct cconv_stats *st);

@@ -397,7 +397,7 @@ static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint6
 
 /* The zero-copy attempt on segment s's 2 MiB-aligned pieces [a, b). */
 static void file_pieces(const struct huge_req *r, struct huge_result *res, const struct seg *s,
-			uint64_t a, uint64_t b, uint8_t *state)
+			uint64_t a, uint64_t b, uint8_t *state, int shared)
 {
 	static uint8_t hs[MAX_PIECES];
 	uint64_t n = (b - a) / TX_HUGE;
@@ -409,7 +409,7 @@ static void file_pieces(const struct huge_req *r, struct huge_result *res, const
 	}
 	/* Dirty pages are written back first: the program's own file,
 	 * just linked, is worth its text on 2 MiB pages. */
-	struct cconv_range cr = { r->fd, a, b, s->offset + (a - s->vaddr), NULL, 1 };
+	struct cconv_range cr = { r->fd, a, b, s->offset + (a - s->vaddr), NULL, 1, shared };
 	struct cconv_stats cs = { 0, 0 };
 	if (cconv_convert(&cc, &cr, hs, &cs) < 0) {
 		note(res, "file: cannot fault in or verify the text");
@@ -442,12 +442,20 @@ static void file_pieces(const struct huge_req *r, struct huge_result *res, const
  * holder visibly reads the text into the cache (the first page of a
  * 2 MiB piece turns resident, by mincore), at most CONVERT_STALL_NS
  * without progress and CONVERT_WAIT_NS in all, then go on without the lock
- * (as before: the cache may then stay in small folios, and auto copies).
+ * (the cache may then stay in small folios, and auto copies).
  * 2 s reads about 256 MiB from a slow (~150 MB/s) disk; a holder that
  * reads nothing for 50 ms is not converting (a 2 MiB read takes a few ms
- * even from such a disk).  What remains: a start that gives up waiting
- * may still take a private copy, and a self-locking program costs each
- * later start up to 50 ms. */
+ * even from such a disk) -- or is merely starved of CPU: with 1,000 starts
+ * on 2 cores the holder waited 70-300 ms to run, and hundreds gave up.
+ * So a start that gives up must not get in the holder's way: it converts
+ * "shared" (cacheconv.h), reading only absent pieces, in 2 MiB, mapping
+ * what is huge, evicting nothing and leaving small folios unmapped.  When
+ * it did evict and fault the text in, the holder's eviction failed on
+ * the pages the others mapped, and all of them queued on the kernel's
+ * global lru_add_drain_all lock (POSIX_FADV_DONTNEED with mapped pages):
+ * 1,000 starts took 10 s and each copied.  What remains: a start that
+ * gives up waiting may still take a private copy of pieces not converted
+ * yet, and a self-locking program costs each later start up to 50 ms. */
 #define CONVERT_POLL_NS 5000000ULL
 #define CONVERT_STALL_NS 50000000ULL
 #define CONVERT_WAIT_NS 2000000000ULL
@@ -475,7 +483,9 @@ static uint64_t resident_pieces(uint64_t a, uint64_t b)
 }
 
 /* Takes the conversion lock on fd, waiting as described above.  Returns 1
- * when held (release with convert_unlock), 0 when going on without it. */
+ * when held (release with convert_unlock), 0 when there is no lock to take
+ * (flock unsupported here), -1 when another process holds it and we go on
+ * without it. */
 static int convert_lock(int fd, uint64_t a, uint64_t b)
 {
 	static int gave_up;
@@ -483,8 +493,10 @@ static int convert_lock(int fd, uint64_t a, uint64_t b)
 
 	if (e == 0)
 		return 1;
-	if (e != -EWOULDBLOCK || gave_up)
-		return 0; /* no flock on this filesystem, or waited already */
+	if (e != -EWOULDBLOCK)
+		return 0; /* no flock on this filesystem */
+	if (gave_up)
+		return -1; /* waited already */
 	uint64_t t0 = mono_ns(), seen = t0, had = resident_pieces(a, b);
 	for (;;) {
 		struct tx_timespec d = { 0, (long)CONVERT_POLL_NS };
@@ -498,7 +510,7 @@ static int convert_lock(int fd, uint64_t a, uint64_t b)
 			break;
 	}
 	gave_up = 1;
-	return 0;
+	return -1;
 }
 
 /* Before the program starts: the lock belongs to the open file, which the
@@ -561,8 +573,8 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 				note(res, "file: text is not placed congruent to its file offset modulo 2 MiB");
 			} else if (a < b) {
 				int locked = convert_lock(r->fd, a, b);
-				file_pieces(r, res, s, a, b, state + (a - oa) / TX_HUGE);
-				if (locked)
+				file_pieces(r, res, s, a, b, state + (a - oa) / TX_HUGE, locked < 0);
+				if (locked > 0)
 					convert_unlock(r->fd);
 			}
 		}

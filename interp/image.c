@@ -233,8 +233,19 @@ void map_segments(struct image *im)
 				     tx_down(p->p_offset, TX_PAGE));
 			if (r < 0)
 				die_errno(im->path, "cannot map segment", r);
-			if (p->p_memsz > p->p_filesz && (prot & PROT_WRITE))
+			if (p->p_memsz > p->p_filesz && (prot & PROT_WRITE)) {
+				/* Zeroing faults the last file page in.  On a
+				 * cold cache that fault reads around it: up to
+				 * read_ahead_kb (8 MiB on some disks) centred on
+				 * the page, in small folios -- the text before
+				 * the data included, ahead of huge.c's
+				 * conversion, which then has to evict it while
+				 * other starts map it.  The one page is enough;
+				 * the kernel's defaults come back after. */
+				sys_madvise(start, fend - start, MADV_RANDOM);
 				memset((void *)(uintptr_t)(v + p->p_filesz), 0, fend - (v + p->p_filesz));
+				sys_madvise(start, fend - start, MADV_NORMAL);
+			}
 			zs = fend;
 		}
 		uint64_t ze = tx_up(v + p->p_memsz, TX_PAGE);

@@ -40,6 +40,10 @@ static inline long sys_call6(long n, long a, long b, long c, long d, long e, lon
 #ifndef MADV_DONTNEED
 #define MADV_DONTNEED 4
 #endif
+#ifndef MADV_RANDOM
+#define MADV_NORMAL 0
+#define MADV_RANDOM 1
+#endif
 #ifndef MADV_POPULATE_READ /* Linux 5.14 */
 #define MADV_POPULATE_READ 22
 #define MADV_POPULATE_WRITE 23

@@ -395,7 +395,7 @@ static void convert(int fd, const struct target *t, uint64_t slot, uint64_t off,
 		return;
 	}
 	unsigned nusers = users(t, off, &pp);
-	struct cconv_range cr = { fd, slot, slot + HUGE, off, NULL, 0 };
+	struct cconv_range cr = { fd, slot, slot + HUGE, off, NULL, 0, 0 };
 	if (nusers || writing) {
 		if (!cached || cc.collapse_unsupported)
 			goto kept;
