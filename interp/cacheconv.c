@@ -193,7 +193,6 @@ static void collapse(struct cconv *c, const struct cconv_range *r, uint8_t *hs, 
  * worked but which came back small (another process read that part of the
  * file meanwhile, in small folios) is tried again. */
 #define CC_EVICT_PASSES 3
-#define CC_MAX_PIECES 8192 /* huge.c's MAX_PIECES; beyond, pieces are tried once per pass */
 
 /* Whether no page of the 2 MiB at p (our mapping of the file) is in the
  * page cache, by mincore. */
@@ -229,7 +228,8 @@ int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, str
 		small |= !hs[k];
 	if (small)
 		collapse(c, r, hs, st);
-	/* Pieces whose pages others map: not tried again (one bit each). */
+	/* Pieces whose pages others map: not tried again (one bit each;
+	 * beyond CC_MAX_PIECES, as tiexec-warm may ask, tried every pass). */
 	uint64_t pinned[CC_MAX_PIECES / 64];
 	cc_zero((uint8_t *)pinned, sizeof(pinned));
 	for (int pass = 0; pass < CC_EVICT_PASSES && !r->shared; pass++) {

@@ -18,6 +18,10 @@ struct cconv {
 #define CCONV_INIT(compat_) { -2, 0, (compat_) }
 
 /* The file and the mapping to convert. */
+/* The most 2 MiB pieces one range may hold (16 GiB): huge.c sizes its
+ * per-piece arrays by it and leaves more text on 4 KiB pages. */
+#define CC_MAX_PIECES 8192
+
 struct cconv_range {
 	int fd;
 	uint64_t a, b;        /* our mapping of it, 2 MiB-aligned */

@@ -37,7 +37,7 @@
 #ifndef TX_COMPAT
 #define TX_COMPAT 0
 #endif
-#define MAX_PIECES 8192 /* 16 GiB of text per segment; more stays on 4 KiB */
+#define MAX_PIECES CC_MAX_PIECES /* 16 GiB of text per segment; more stays on 4 KiB */
 
 /* Kernel interfaces newer than Debian 12's uapi headers, or used only here. */
 #define TX_MADV_DONTDUMP 16

@@ -69,7 +69,7 @@ static char *maps_read(uint64_t *cap_out)
 	for (;;) {
 		if (n == cap - 1) {
 			long m = sys_mmap(0, cap * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (m < 0 && m > -4096)
+			if (m < 0)
 				break; /* the libraries listed so far */
 			memcpy((void *)m, buf, n);
 			if (buf != maps_static)
@@ -158,17 +158,29 @@ static void msg_lib(struct msg *m, const struct lib *b)
 	msg_str(m, "': ");
 }
 
-static void report_lib(const struct lib *b, const struct huge_result *hr)
+/* The lib probe for b: what hr placed (NULL: nothing), and why not all. */
+static void probe_lib(const struct lib *b, const struct huge_result *hr, const char *why)
 {
-	struct msg m;
-	uint64_t text = b->hi - b->lo, on = hr->text_huge > text ? text : hr->text_huge;
-	const char *why = hr->nnotes ? hr->notes[0] : NULL, *path = prog.path;
+	static const struct huge_result none;
+	uint64_t text = b->hi - b->lo;
+	const char *path = prog.path;
 
+	if (!hr)
+		hr = &none;
+	uint64_t on = hr->text_huge > text ? text : hr->text_huge;
 	/* In a register: as a global's field the probe's operand would be
 	 * "prog(%rip)", which libbpf (1.1) cannot read. */
 	__asm__("" : "+r"(path));
 	TX_PROBE(lib, path, b->path, text, on, hr->file, hr->thp, hr->hugetlb, why);
-	(void)why, (void)path;
+	(void)path, (void)text, (void)on, (void)why;
+}
+
+static void report_lib(const struct lib *b, const struct huge_result *hr)
+{
+	struct msg m;
+	uint64_t text = b->hi - b->lo;
+
+	probe_lib(b, hr, hr->nnotes ? hr->notes[0] : NULL);
 	if (!opt.verbose)
 		return;
 	for (unsigned i = 0; i < hr->nnotes; i++) {
@@ -186,11 +198,8 @@ static void report_lib(const struct lib *b, const struct huge_result *hr)
 static int report_skip(const struct lib *b, const char *what, long err)
 {
 	struct msg m;
-	const char *path = prog.path;
 
-	__asm__("" : "+r"(path)); /* as in report_lib */
-	TX_PROBE(lib, path, b->path, b->hi - b->lo, 0, 0, 0, 0, what);
-	(void)path;
+	probe_lib(b, NULL, what);
 	if (!opt.verbose)
 		return 1;
 	msg_lib(&m, b);
