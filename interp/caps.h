@@ -20,3 +20,8 @@ void caps_enter(void);
  * permitted set), or none again. */
 void caps_raise(void);
 void caps_lower(void);
+
+/* Every capability gone for good, and the process dumpable again, as a
+ * plain exec of the program leaves it: before any code of the program's
+ * runs (the final stage's asm does the same when nothing runs before). */
+void caps_drop_all(void);

@@ -569,7 +569,10 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 		if (st == ST_AUTO || st == ST_FILE) {
 			if (s->own_lo < fend)
 				sys_madvise(s->own_lo, fend - s->own_lo, MADV_HUGEPAGE);
-			if (!layout_file_congruent(s)) {
+			if (thpenv_process_thp_off()) {
+				/* No PMD would map the cache: evict and read nothing. */
+				note(res, "file: transparent huge pages are disabled for this process (prctl PR_SET_THP_DISABLE)");
+			} else if (!layout_file_congruent(s)) {
 				note(res, "file: text is not placed congruent to its file offset modulo 2 MiB");
 			} else if (a < b) {
 				int locked = convert_lock(r->fd, a, b);

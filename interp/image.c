@@ -50,7 +50,7 @@ int read_headers(struct image *im, int scripts_ok)
 	return 0;
 }
 
-static int prot_of(uint32_t f)
+int prot_of(uint32_t f)
 {
 	return (f & PF_R ? PROT_READ : 0) | (f & PF_W ? PROT_WRITE : 0) | (f & PF_X ? PROT_EXEC : 0);
 }

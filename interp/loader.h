@@ -79,6 +79,14 @@ void open_interp(const char *prog_path);
 void place(struct image *im, int is_interp);
 void map_segments(struct image *im);
 void trim_reservation(struct image *im, int keep_outer);
+/* Whether [a, a + n) lies inside one mapped segment of im (a writable one
+ * when w). */
+int image_holds(const struct image *im, uint64_t a, uint64_t n, int w);
+/* im's dynamic section in memory, when it lies inside one (writable, when
+ * w) segment; its number of entries in *nd.  NULL if there is none. */
+Elf64_Dyn *image_dynamic(const struct image *im, int w, size_t *nd);
+/* mmap's protection for a segment's p_flags. */
+int prot_of(uint32_t pflags);
 uint64_t random_u64(void);
 int aslr_off(void);
 
@@ -99,10 +107,12 @@ int fds_free(int n);
 /* Puts back the resource limits tiexec raised for itself (main.c). */
 void limits_restore(void);
 /* Builds the program's stack from ours (its argv is ours from `first`) and
- * jumps to entry.  With hook, ld.so (at entry) returns to tiexec_hook
- * (libs.c) instead of entering the program. */
+ * jumps to entry.  With a hook point (not NULL), ld.so (at entry) gives
+ * control to tiexec_hook (libs.c) before any initializer of the program or
+ * its libraries runs (hookpoint.h). */
+struct hookpoint;
 __attribute__((noreturn)) void start_program(struct start *s, long first, const char *execfn,
-					     uint64_t entry, int hook);
+					     uint64_t entry, const struct hookpoint *hp);
 /* ---- libs.c: the stage after the dynamic linker ---- */
 /* Entered from tiexec_hook (arch.h) with the program's stack pointer. */
 __attribute__((noreturn)) void tiexec_hook_main(uint64_t *sp);

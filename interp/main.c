@@ -20,6 +20,7 @@
 
 #include "arch/x86_64/arch.h"
 #include "caps.h"
+#include "hookpoint.h"
 #include "huge.h"
 #include "loader.h"
 #include "mark.h"
@@ -552,6 +553,34 @@ static void tell(const char *path, int remap, int hook, const struct launch *l,
 	(void)mode, (void)huge, (void)why;
 }
 
+/* Where the stage after ld.so gets control, or NULL for none (-v says
+ * why).  Under a finite RLIMIT_AS there is none: tiexec's image (some
+ * 850 KiB, mostly buffers) would stay mapped while ld.so maps the
+ * libraries, which the limit may not leave room for where a direct exec
+ * starts. */
+static const struct hookpoint *choose_hook(const char *path)
+{
+	static struct hookpoint hp;
+	struct tx_rlimit rl;
+
+	hookpoint_choose(&prog, &interp, &hp);
+	if (hp.kind != HOOK_NONE && sys_prlimit(TX_RLIMIT_AS, NULL, &rl) == 0 &&
+	    rl.cur != TX_RLIM_INFINITY) {
+		hp.kind = HOOK_NONE;
+		hp.why = "RLIMIT_AS (ulimit -v) is set: no room is taken for placing them";
+	}
+	if (hp.kind != HOOK_NONE)
+		return &hp;
+	if (opt.verbose) {
+		struct msg m;
+		msg_head(&m, path);
+		msg_str(&m, "libraries left as ld.so maps them: ");
+		msg_str(&m, hp.why);
+		say(&m);
+	}
+	return NULL;
+}
+
 /* ---- top level ---------------------------------------------------------- */
 
 __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
@@ -606,11 +635,12 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 	memset(&hr, 0, sizeof(hr));
 	if (remap)
 		put_text_on_huge_pages(l.path, &hr);
+	const struct hookpoint *hp = hook ? choose_hook(l.path) : NULL;
 
 	/* 4. The process as a direct exec leaves it, and the jump. */
 	finish_process(l.execfn);
-	tell(l.path, remap, hook, &l, &hr, t0);
+	tell(l.path, remap, hp != NULL, &l, &hr, t0);
 	uint64_t entry = prog.info.interp >= 0 ? interp.eh.e_entry + interp.bias
 					       : prog.eh.e_entry + prog.bias;
-	start_program(&s, l.first, l.execfn, entry, hook);
+	start_program(&s, l.first, l.execfn, entry, hp);
 }

@@ -59,18 +59,6 @@ int origin_has(const char *s)
 	return 0;
 }
 
-/* Whether [a, a + n) lies inside one placed segment of the program, and
- * (when w) a writable one. */
-static int inside(uint64_t a, uint64_t n, int w)
-{
-	for (unsigned i = 0; i < prog.nsegs; i++) {
-		const struct seg *g = &prog.segs[i];
-		if (a >= g->vaddr && n <= g->memsz && a - g->vaddr <= g->memsz - n)
-			return !w || (g->flags & PF_W);
-	}
-	return 0;
-}
-
 /* The string at strtab + off, if it lies inside the string table and is
  * NUL-terminated there. */
 static const char *string_at(uint64_t strtab, uint64_t strsz, uint64_t off)
@@ -85,19 +73,12 @@ static const char *string_at(uint64_t strtab, uint64_t strsz, uint64_t off)
 
 unsigned origin_find(struct origin_fix *fx, const char *dir)
 {
-	const Elf64_Phdr *dyn = NULL;
 	unsigned n = 0;
+	size_t nd;
+	Elf64_Dyn *d = image_dynamic(&prog, 1, &nd);
 
-	for (unsigned i = 0; i < prog.eh.e_phnum; i++)
-		if (prog.ph[i].p_type == PT_DYNAMIC)
-			dyn = &prog.ph[i];
-	if (!dyn || dyn->p_memsz < sizeof(Elf64_Dyn))
+	if (!d)
 		return 0;
-	uint64_t at = dyn->p_vaddr + prog.bias, len = dyn->p_memsz - dyn->p_memsz % sizeof(Elf64_Dyn);
-	if (!inside(at, len, 1))
-		return 0;
-	Elf64_Dyn *d = (Elf64_Dyn *)(uintptr_t)at;
-	size_t nd = len / sizeof(*d);
 	uint64_t strtab = 0, strsz = 0;
 	for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
 		if (d[i].d_tag == DT_STRTAB)
@@ -105,7 +86,7 @@ unsigned origin_find(struct origin_fix *fx, const char *dir)
 		else if (d[i].d_tag == DT_STRSZ)
 			strsz = d[i].d_un.d_val;
 	}
-	if (!strtab || !strsz || !inside(strtab, strsz, 0))
+	if (!strtab || !strsz || !image_holds(&prog, strtab, strsz, 0))
 		return 0;
 	for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL && n < ORIGIN_MAX_FIX; i++) {
 		if (d[i].d_tag != DT_RUNPATH && d[i].d_tag != DT_RPATH && d[i].d_tag != DT_NEEDED)

@@ -5,6 +5,8 @@
 
 #include "arch/x86_64/arch.h"
 #include "caps.h"
+#include "detach.h"
+#include "hookpoint.h"
 #include "loader.h"
 #include "origin.h"
 #include "sys.h"
@@ -388,13 +390,15 @@ struct plan {
 	long pargc, nenv_out, naux;
 	int env_in_block; /* argv, environment and hint strings in the block */
 	size_t fnlen, xlen, words, len;
+	size_t prelen;  /* the preinit array (hookpoint.h), first in strs */
+	size_t fn_off;  /* execfn, after it */
 	size_t orglen;  /* the $ORIGIN strings (origin.h), after execfn */
 	size_t env_off; /* where argv+environment strings or the hint go in strs */
 	uint64_t dst; /* the block's final address: the program's sp */
 };
 
 static void plan_block(const struct start *s, long first, const char *execfn, const char *hint,
-		       size_t orglen, const struct areas *a, struct plan *p)
+		       size_t prelen, size_t orglen, const struct areas *a, struct plan *p)
 {
 	p->pargc = s->argc - first;
 	p->naux = (long)(s->auxv_end - s->auxv) / 2;
@@ -405,8 +409,10 @@ static void plan_block(const struct start *s, long first, const char *execfn, co
 	if (hint && a->env_ok && a->moved + a->env_keep + p->xlen > a->end - a->arg_start)
 		p->env_in_block = 1;
 	p->words = 1 + (size_t)p->pargc + 1 + (size_t)p->nenv_out + 1 + 2 * (size_t)p->naux;
+	p->prelen = prelen;
+	p->fn_off = prelen;
 	p->orglen = orglen;
-	p->env_off = p->fnlen + orglen;
+	p->env_off = prelen + p->fnlen + orglen;
 	size_t strs = p->env_off;
 	if (p->env_in_block || !a->env_ok)
 		strs += p->xlen + (p->env_in_block ? a->moved + a->env_keep : 0);
@@ -514,6 +520,8 @@ __attribute__((noreturn)) static void enter_final(struct arch_final *fin, uint64
  * ready before ld.so runs. */
 static struct {
 	struct arch_final fin; /* the final stage, all but the registers */
+	struct hookpoint hp;   /* where the hook gets control */
+	uint64_t pre_final;    /* HOOK_PREINIT: the array, in the program's stack */
 	uint64_t entry;        /* the program's own entry point */
 	const char *reopen;    /* the program to open again for the exe link */
 	uint64_t page;         /* the final stage's code page, or 0: in place */
@@ -556,6 +564,10 @@ static void reopen_program(struct arch_final *fin)
 	fin->exe_fd = (uint64_t)prog.fd;
 }
 
+/* Into ld.so, which gives control back at the hook (hookpoint.h).  No
+ * capability of the file-capability opt-in goes with it: ld.so, audit
+ * modules, IFUNC resolvers and a preload would run with it.  The exe
+ * link, where it could be set, was set before (stage_exe_link). */
 __attribute__((noreturn)) static void hop_to_ldso(const struct arch_final *fin, struct final_page *fp,
 						  uint64_t *auxo, void *dst, const uint64_t *w, size_t len,
 						  uint64_t ldso_entry)
@@ -565,12 +577,15 @@ __attribute__((noreturn)) static void hop_to_ldso(const struct arch_final *fin, 
 	after.fin = *fin;
 	after.fin.tmp_lo = after.fin.tmp_len = 0;
 	after.fin.entry = 0;
+	after.fin.drop_caps = 0;
 	for (uint64_t *a = auxo; a[0] != AT_NULL; a += 2) {
-		if (a[0] == AT_ENTRY) {
+		if (a[0] == AT_ENTRY && after.hp.kind == HOOK_ENTRY) {
 			after.entry = a[1];
 			a[1] = (uint64_t)(uintptr_t)tiexec_hook;
 		}
 	}
+	if (fin->drop_caps)
+		caps_drop_all();
 	after.page = final_page_commit(fp, NULL);
 	after.fin.page_len = fp->len;
 	/* To ld.so with the registers a kernel gives, from the loader's own
@@ -604,20 +619,44 @@ static uint64_t interp_syscall_ret(void)
 uint64_t tx_hook_sp;
 struct arch_regs tx_hook_regs;
 
+/* getauxval(AT_ENTRY) must be the program's: ld.so read ours already. */
+static void restore_entry(uint64_t *sp, uint64_t entry)
+{
+	uint64_t *p = sp + 1 + sp[0] + 1;
+
+	while (*p)
+		p++;
+	for (p++; p[0] != AT_NULL; p += 2)
+		if (p[0] == AT_ENTRY)
+			p[1] = entry;
+}
+
+/* From the hook into the program (HOOK_ENTRY: %rsp at its initial frame),
+ * or back into ld.so (HOOK_PREINIT: a return from the preinit call, the
+ * program's own preinit entries next). */
 __attribute__((noreturn)) void start_after_hook(void)
 {
 	struct arch_final *fin = &after.fin, *f = NULL;
+	uint64_t sp = tx_hook_sp;
 
 	reopen_program(fin);
 	fin->regs = tx_hook_regs;
-	fin->entry = after.entry;
+	if (after.hp.kind == HOOK_PREINIT) {
+		hookpoint_fill(&after.hp, after.pre_final);
+		hookpoint_restore(&after.hp);
+		fin->entry = *(uint64_t *)(uintptr_t)sp;
+		sp += 8;
+	} else {
+		restore_entry((uint64_t *)(uintptr_t)sp, after.entry);
+		fin->entry = after.entry;
+	}
 	fin->gadget = interp_syscall_ret();
 	if (after.page) {
 		fin->page = after.page;
 		f = (struct arch_final *)(uintptr_t)(after.page + TX_PAGE);
 		memcpy(f, fin, sizeof(*f));
 	}
-	enter_final(fin, after.page, f, (void *)(uintptr_t)tx_hook_sp, NULL, 0);
+	enter_final(fin, after.page, f, (void *)(uintptr_t)sp, NULL, 0);
 }
 
 /* Builds the program's argc/argv/envp/auxv block and jumps.  The program's
@@ -639,6 +678,7 @@ struct build {
 	long first;
 	const char *execfn;
 	int hook;
+	const struct hookpoint *hp;
 	struct areas a;
 	struct plan p;
 	struct prctl_mm_map mm;
@@ -652,6 +692,28 @@ struct build {
 	char *strs;                /* its strings, at strs_final in the end */
 	uint64_t strs_final, tmp_lo, tmp_len;
 };
+
+/* With a stage after ld.so, the exe link is set before ld.so runs:
+ * tiexec's image leaves its file first (detach.h).  If it cannot, the
+ * final stage sets it as without the hook -- except under the opt-in by
+ * file capability, whose capability must be gone before ld.so: then the
+ * link stays tiexec's and the hint is given. */
+static void exe_link_early(struct build *b)
+{
+	long e = -1;
+
+	if (self_detach() == 0) {
+		b->mm.exe_fd = (uint32_t)prog.fd;
+		e = b->exe_mode == ARCH_EXE_MAP
+			    ? sys_prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&b->mm, sizeof(b->mm), 0)
+			    : sys_prctl(PR_SET_MM, PR_SET_MM_EXE_FILE, (unsigned long)prog.fd, 0, 0);
+		b->mm.exe_fd = (uint32_t)-1;
+	}
+	if (e == 0)
+		b->exe_done = 1;
+	if (e == 0 || caps_from_file())
+		b->exe_mode = ARCH_EXE_NONE;
+}
 
 /* 1. Bounds, the final stage's page, and whether /proc/PID/exe can be set
  *    (which decides the hint), and the $ORIGIN strings ld.so needs. */
@@ -671,6 +733,8 @@ static void stage_exe_link(struct build *b)
 	if (a->args_ok && b->fp.kind != PAGE_NONE) {
 		caps_raise();
 		b->exe_mode = exe_link_mode(&b->mm, &b->exe_done);
+		if (b->hook && b->exe_mode != ARCH_EXE_NONE)
+			exe_link_early(b);
 		caps_lower();
 	}
 	if (b->exe_mode == ARCH_EXE_NONE && !b->exe_done)
@@ -679,7 +743,7 @@ static void stage_exe_link(struct build *b)
 	 * it runs unless the link is set before (not after the hook, nor for
 	 * an ordinary user): hand it the strings expanded.  The program's
 	 * directory (a readlink) only if it has any. */
-	if ((b->hint || b->hook) && !aux[AT_SECURE] && origin_find(b->fx, "") &&
+	if ((b->hint || (b->hook && !b->exe_done)) && !aux[AT_SECURE] && origin_find(b->fx, "") &&
 	    (b->hint || program_path()))
 		b->nfix = origin_find(b->fx, prog_dir);
 	for (unsigned i = 0; i < b->nfix; i++)
@@ -689,21 +753,23 @@ static void stage_exe_link(struct build *b)
 /* 2. Where everything goes, and the block to build it in. */
 static void stage_plan(struct build *b)
 {
+	size_t prelen = b->hp ? hookpoint_len(b->hp) : 0;
+
 	find_areas(b->s, b->first, b->hint, &b->a);
-	plan_block(b->s, b->first, b->execfn, b->hint, b->orglen, &b->a, &b->p);
+	plan_block(b->s, b->first, b->execfn, b->hint, prelen, b->orglen, &b->a, &b->p);
 	if (b->p.env_in_block && !block_fits_stack(&b->a, &b->p)) {
 		verbose_note(prog.path, "no room under RLIMIT_STACK for the TIEXEC_EXE hint: "
 					"re-executing /proc/self/exe will not find the program");
 		b->hint = NULL;
 		find_areas(b->s, b->first, NULL, &b->a);
-		plan_block(b->s, b->first, b->execfn, NULL, b->orglen, &b->a, &b->p);
+		plan_block(b->s, b->first, b->execfn, NULL, prelen, b->orglen, &b->a, &b->p);
 	}
 	b->w = block_alloc(b->p.len, &b->tmp_lo, &b->tmp_len);
 	b->envw = b->w + 2 + b->p.pargc;
 	b->auxo = b->envw + b->p.nenv_out + 1;
 	b->strs = (char *)(b->w + b->p.words);
 	b->strs_final = b->p.dst + b->p.words * 8;
-	memcpy(b->strs, b->execfn, b->p.fnlen);
+	memcpy(b->strs + b->p.fn_off, b->execfn, b->p.fnlen);
 }
 
 /* 3. The aux vector and the $ORIGIN strings into the block, and the final
@@ -715,8 +781,12 @@ static void stage_tell_kernel(struct build *b)
 	struct plan *p = &b->p;
 
 	b->drop_caps = caps_from_file();
-	long na = build_auxv(b->s, b->auxo, b->strs_final, p->naux, b->drop_caps);
-	fix_origin(b->fx, b->nfix, b->strs + p->fnlen, b->strs_final + p->fnlen);
+	long na = build_auxv(b->s, b->auxo, b->strs_final + p->fn_off, p->naux, b->drop_caps);
+	size_t org = p->fn_off + p->fnlen;
+	fix_origin(b->fx, b->nfix, b->strs + org, b->strs_final + org);
+	if (b->hp)
+		hookpoint_install(b->hp, (uint64_t *)(uintptr_t)b->strs, b->strs_final,
+				  (uint64_t)(uintptr_t)tiexec_hook, prog.bias);
 	if (p->env_in_block) {
 		b->mm.arg_start = b->strs_final + p->env_off;
 		b->mm.arg_end = b->mm.arg_start + a->moved;
@@ -842,11 +912,13 @@ __attribute__((noreturn)) static void enter_final(struct arch_final *fin, uint64
 }
 
 __attribute__((noreturn)) void start_program(struct start *s, long first, const char *execfn,
-						   uint64_t entry, int hook)
+					     uint64_t entry, const struct hookpoint *hp)
 {
 	static struct build b; /* static: the stack may have little room left */
 	static struct arch_final fin;
 	static char path_copy[4096];
+
+	int hook = hp != NULL;
 
 	/* The argument strings move below: keep the name messages use. */
 	if (hook && strlen(prog.path) < sizeof(path_copy)) {
@@ -858,11 +930,16 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 	b.first = first;
 	b.execfn = execfn;
 	b.hook = hook;
+	b.hp = hp;
 	stage_exe_link(&b);
 	stage_plan(&b);
 	stage_tell_kernel(&b);
 	stage_strings(&b);
 	stage_final(&b, &fin, entry);
+	if (hook) {
+		after.hp = *hp;
+		after.pre_final = b.strs_final;
+	}
 	if (hook)
 		hop_to_ldso(&fin, &b.fp, b.auxo, (void *)(uintptr_t)b.p.dst, b.w, b.p.len, entry);
 	uint64_t page = final_page_commit(&b.fp, &fin);

@@ -134,6 +134,7 @@ static inline long sys_fgetxattr(int fd, const char *name, void *v, size_t n)
 #define TX_MFD_CLOEXEC 0x1U
 #define TX_MFD_EXEC 0x10U /* Linux 6.3; older kernels say EINVAL */
 #define TX_RLIMIT_STACK 3
+#define TX_RLIMIT_AS 9
 #define TX_RLIMIT_NOFILE 7
 #define TX_RLIM_INFINITY (~0ULL)
 #define TX_F_DUPFD_CLOEXEC 1030

@@ -35,6 +35,11 @@ static int sysfs_choice(const char *path, const char *word)
 
 #define THP_SYSFS "/sys/kernel/mm/transparent_hugepage/"
 
+int thpenv_process_thp_off(void)
+{
+	return sys_prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1;
+}
+
 /* Why anonymous THP cannot give us 2 MiB pages, or NULL if it can.  Asked
  * before anything is copied: a copy that cannot be huge is wasted work.
  * Since Linux 6.8 (mTHP) each size has its own switch; "inherit" defers
@@ -48,7 +53,7 @@ const char *thpenv_thp_off(void)
 	if (checked)
 		return why;
 	checked = 1;
-	if (sys_prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1)
+	if (thpenv_process_thp_off())
 		return why = "thp: transparent huge pages are disabled for this process (prctl PR_SET_THP_DISABLE)";
 	if (sysfs_choice(THP_SYSFS "hugepages-2048kB/enabled", "never") == 1)
 		return why = "thp: transparent huge pages of 2 MiB are disabled (transparent_hugepage/hugepages-2048kB/enabled is never)";

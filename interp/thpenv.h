@@ -7,6 +7,11 @@
 /* Why anonymous THP cannot give 2 MiB pages (a note, "thp: ..."), or NULL. */
 const char *thpenv_thp_off(void);
 
+/* Whether this process may have no transparent huge pages at all, the
+ * page cache's included (prctl PR_SET_THP_DISABLE without
+ * PR_THP_DISABLE_EXCEPT_ADVISED): then file mappings get no PMDs either. */
+int thpenv_process_thp_off(void);
+
 /* Whether shmem (a memfd) can be given 2 MiB folios. */
 int thpenv_shmem_thp(void);
 

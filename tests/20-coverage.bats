@@ -234,6 +234,34 @@ loop_sum() {
 	[ "$HUGE_KB" -eq "$(inner_kb)" ]
 }
 
+# read_bytes WHAT...: the bytes the started program's process read from
+# disk (/proc/PID/io), tiexec's work included, while it waits (bigtext wait).
+read_bytes() {
+	coproc P { exec "$@" wait 2>/dev/null; }
+	local pid=$P_PID ready n
+	read -r ready <&"${P[0]}"
+	[ "$ready" = ready ] || return 1
+	n=$(awk '$1 == "read_bytes:" { print $2 }' "/proc/$pid/io")
+	exec {P[1]}>&-
+	wait "$pid" || true
+	echo "$n"
+}
+
+@test "PR_SET_THP_DISABLE: nothing evicted or read again, and -v names the prctl" {
+	cat "$D/big-pie" >/dev/null # the whole text in the cache
+	run_t "$FIXTURES/mdwe" thp-disable "$TIEXEC" -v "$D/big-pie" report
+	[ "$status" -eq 0 ]
+	cov "$output" "$D/big-pie"
+	[ "$HUGE_KB" -eq 0 ]
+	[[ "$output" == *"tiexec: '$D/big-pie': file: transparent huge pages are disabled for this process (prctl PR_SET_THP_DISABLE)"* ]]
+	[[ "$output" != *"page cache kept small pages"* ]]
+	local n
+	n=$(read_bytes "$FIXTURES/mdwe" thp-disable "$TIEXEC" "$D/big-pie")
+	echo "read from disk: $n bytes"
+	[ "$n" -lt $((1 << 20)) ]
+	[ "$(loop_sum "$FIXTURES/mdwe" thp-disable "$TIEXEC" "$D/big-pie")" = "$(loop_sum "$D/big-pie")" ]
+}
+
 @test "a filesystem without large folios (ramfs): file cannot, auto copies" {
 	mkdir -p "$D/ramfs"
 	mount -t ramfs ramfs "$D/ramfs"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bats
 # Shared libraries' text on 2 MiB pages: the stage after the dynamic linker
-# (interp/libs.c).  ld.so maps and relocates the libraries and runs their
-# constructors, then enters tiexec's hook instead of the program; the hook
-# places every library mapping with a whole 2 MiB piece, puts AT_ENTRY back
-# and enters the program with the registers ld.so left.  Coverage is read
+# (interp/libs.c).  ld.so maps and relocates the libraries, then calls
+# tiexec's hook before any initializer (glibc: first in the program's
+# preinit array; musl: at AT_ENTRY, put back afterwards; see
+# interp/hookpoint.h); the hook places every library mapping with a whole
+# 2 MiB piece, unmaps tiexec and returns into ld.so (or enters the program
+# with the registers ld.so left).  Coverage is read
 # from /proc/PID/smaps after the tests' own files' caches were dropped.
 bats_require_minimum_version 1.5.0
 load test_helper
@@ -117,8 +119,8 @@ lib_pmd() {
 	local want=$output
 	mkdir gone
 	cp bl libbl.so gone/
-	# (env after setpriv: setpriv must not run the preloaded constructor.)
-	run --separate-stderr timeout 60 env LD_PRELOAD="$FIXTURES/libgone.so" GONE_UNLINK="$D/gone/libbl.so" \
+	# (env after setpriv: setpriv must not load the audit module.)
+	run --separate-stderr timeout 60 env LD_AUDIT="$FIXTURES/libgone.so" GONE_UNLINK="$D/gone/libbl.so" \
 		"$TIEXEC" -v gone/bl loop 1000
 	echo "$stderr"
 	[ "$status" -eq 0 ]
@@ -128,7 +130,7 @@ lib_pmd() {
 	# Root reads any file: without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH.
 	cp libbl.so gone/
 	run --separate-stderr timeout 60 setpriv --bounding-set=-dac_override,-dac_read_search \
-		env LD_PRELOAD="$FIXTURES/libgone.so" GONE_CHMOD="$D/gone/libbl.so" "$TIEXEC" -v gone/bl loop 1000
+		env LD_AUDIT="$FIXTURES/libgone.so" GONE_CHMOD="$D/gone/libbl.so" "$TIEXEC" -v gone/bl loop 1000
 	echo "$stderr"
 	[ "$status" -eq 0 ]
 	same "$want" "$output"
@@ -181,6 +183,87 @@ lib_pmd() {
 	exec {P[1]}>&-
 	wait "$pid" || true
 	! grep -q 'tiexec\|memfd' <<<"$maps"
+}
+
+# mask: addresses as 0xADDR, so that two runs compare.
+mask() {
+	sed -E 's/0x[0-9a-f]+/0xADDR/g' <<<"$1"
+}
+
+@test "the stage runs before every initializer: constructors and preinit see the program's AT_ENTRY and /proc/self/exe, no tiexec mapping (root)" {
+	local p out
+	[ -x "$FIXTURES/ctorprog-lld" ] || skip_unsupported "lld is not installed"
+	for p in ctorprog ctorprog-plain ctorprog-lld; do
+		run_t env CTOR=entry "$FIXTURES/$p"
+		local direct=$output
+		run_t env CTOR=entry "$TIEXEC" "$FIXTURES/$p"
+		[ "$status" -eq 0 ]
+		same "$(mask "$direct")" "$(mask "$output")"
+		# The constructor saw the entry main sees, and main's is _start.
+		local c m
+		c=$(awk '$1 == "ctor" && $2 == "entry" { print $3 }' <<<"$output")
+		m=$(awk '$1 == "main" && $2 == "entry" { print $3 }' <<<"$output")
+		[ -n "$c" ] && [ "$c" = "$m" ]
+		[[ "$output" == *"start yes"* ]]
+		# With a library to place (preloaded), the same.
+		run_t env CTOR=exe LD_PRELOAD="$FIXTURES/bigtext-lib.so" "$TIEXEC" -v "$FIXTURES/$p"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"library '$FIXTURES/bigtext-lib.so': "*" text on 2 MiB pages"* ]]
+		out=$(grep -v '^tiexec:' <<<"$output")
+		grep -qx "ctor exe $FIXTURES/$p" <<<"$out"
+		grep -qx "ctor tiexec-maps 0" <<<"$out"
+		grep -qx "main exe $FIXTURES/$p" <<<"$out"
+		if [ "$p" = ctorprog ]; then
+			grep -qx "preinit exe $FIXTURES/$p" <<<"$out"
+		fi
+	done
+}
+
+@test "a constructor's seccomp (strict mode, or a filter killing one system call) does not kill the start" {
+	local m
+	for m in strict kill:madvise kill:openat kill:munmap kill:mremap kill:prctl kill:statx kill:close kill:read; do
+		run_t env CTOR=$m LD_PRELOAD="$FIXTURES/bigtext-lib.so" "$FIXTURES/ctorprog"
+		local direct=$output ds=$status
+		run_t env CTOR=$m LD_PRELOAD="$FIXTURES/bigtext-lib.so" "$TIEXEC" "$FIXTURES/ctorprog"
+		echo "$m: direct $ds, tiexec $status"
+		[ "$status" -eq "$ds" ]
+		same "$(mask "$direct")" "$(mask "$output")"
+	done
+	[ "$ds" -eq 0 ]
+}
+
+@test "text ld.so relocated (DT_TEXTREL) is left alone, -v says why; a constructor's patch to placed text stays" {
+	local how
+	for how in "" --strategy=thp; do
+		run_t "$FIXTURES/textrel"
+		local want=$output
+		same "call_tab()=7 val()=1" "$want"
+		run --separate-stderr timeout 60 "$TIEXEC" -v $how "$FIXTURES/textrel"
+		echo "$stderr"
+		[ "$status" -eq 0 ]
+		same "$want" "$output"
+		grep -qx "tiexec: '$FIXTURES/textrel': library '$FIXTURES/libtextrel.so': not placed (its text was changed in memory: text relocations (DT_TEXTREL) or a patch)" <<<"$stderr"
+		# The patch lands in a 2 MiB piece tiexec placed before the
+		# constructor ran.
+		run --separate-stderr timeout 60 env PATCH=1 "$TIEXEC" -v $how "$FIXTURES/patchtext"
+		echo "$stderr"
+		[ "$status" -eq 0 ]
+		same "call_tab()=7 val()=2" "$output"
+		[[ "$stderr" == *"library '$FIXTURES/libpatchtext.so': 4.0 of 6.0 MiB text on 2 MiB pages"* ]]
+	done
+}
+
+@test "ASan (clang): a report names the program's frames, not tiexec's" {
+	command -v clang-14 >/dev/null || skip_unsupported "clang-14 is not installed"
+	printf '#include <stdlib.h>\nint main(int c, char **v) { (void)v; char *p = malloc(8); p[8 + c] = 1; return p[0]; }\n' >asan.c
+	clang-14 -g -fsanitize=address -o asan asan.c
+	run_t ./asan
+	local direct
+	direct=$(grep -m1 '    #0 ' <<<"$output" | sed -E 's/0x[0-9a-f]+/0xADDR/')
+	[[ "$direct" == *"in main "*"asan.c:2"* ]]
+	run_t "$TIEXEC" ./asan
+	same "$direct" "$(grep -m1 '    #0 ' <<<"$output" | sed -E 's/0x[0-9a-f]+/0xADDR/')"
+	[[ "$output" != *tiexec* ]]
 }
 
 @test "dlopen after start: 4 KiB pages from a cold cache, 2 MiB once the cache holds 2 MiB folios" {

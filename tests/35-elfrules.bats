@@ -184,6 +184,22 @@ PY
 	[ "$got" = "$want" ]
 }
 
+@test "under ulimit -v: a dynamic program starts through tiexec at the smallest limit a direct exec starts at" {
+	local p
+	for p in /bin/true "$FIXTURES/probe-pie"; do
+		local lo=256 hi=65536 mid
+		while ((hi - lo > 4)); do
+			mid=$(((lo + hi) / 2))
+			if (ulimit -v "$mid" && exec "$D/xexec" "$p" >/dev/null 2>&1); then hi=$mid; else lo=$mid; fi
+		done
+		echo "$p: a direct exec needs ${hi} KiB"
+		run --separate-stderr bash -c 'ulimit -v "$1" && exec "$2" -v "$3"' _ "$hi" "$TIEXEC" "$p"
+		echo "$stderr"
+		[ "$status" -eq 0 ]
+		[[ "$stderr" == *"libraries left as ld.so maps them: RLIMIT_AS (ulimit -v) is set"* ]]
+	done
+}
+
 @test "text whose p_filesz runs past EOF: runs like a direct exec; past EOF still SIGBUS, not a copy" {
 	# ET_EXEC at 0x400000, one R+X segment of 8 MiB file bytes in a 3 MiB
 	# file.  "touch" reads a byte 6 MiB in (past EOF: SIGBUS directly),

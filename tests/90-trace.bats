@@ -254,7 +254,7 @@ first_line() {
 	mkdir -p "$L"
 	cp "$BATS_FILE_TMPDIR/lib/bl" "$BATS_FILE_TMPDIR/lib/libbl.so" "$L/"
 	start_trace --json --loader "$LOADER"
-	sh -c 'echo $$; exec env LD_PRELOAD="$2/libgone.so" GONE_UNLINK="$1/libbl.so" "$LOADER" "$1/bl" loop 1' \
+	sh -c 'echo $$; exec env LD_AUDIT="$2/libgone.so" GONE_UNLINK="$1/libbl.so" "$LOADER" "$1/bl" loop 1' \
 		sh "$L" "$FIXTURES" >"$O/gone"
 	stop_trace INT
 	local line lib

@@ -1,0 +1,17 @@
+/* tiexec's own image, moved off tiexec's file.
+ *
+ * The kernel refuses to point /proc/PID/exe at another file while the old
+ * executable is still mapped (EBUSY).  When the stage after ld.so needs
+ * tiexec to stay, the link must nevertheless be the program's from ld.so's
+ * first instruction on (ld.so, audit modules, IFUNC resolvers and
+ * constructors read it; a file capability must be gone before any of them
+ * runs).  So every mapping of tiexec's file is replaced, at the same
+ * address and with the same bytes and protection, by anonymous memory --
+ * or, where MemoryDenyWriteExecute forbids making anonymous memory
+ * executable, by a memfd named "tiexec".  Nothing moves, no pointer
+ * changes; tiexec's .bss is anonymous already. */
+#pragma once
+
+/* Returns 0 when no mapping of tiexec's file is left, -1 otherwise (some
+ * may have moved: harmless, the bytes are the same). */
+int self_detach(void);

@@ -1,0 +1,153 @@
+/* Where the stage after the dynamic linker gets control (see hookpoint.h). */
+#include "hookpoint.h"
+
+#include "loader.h"
+#include "sys.h"
+
+#define PREINIT_MAX 4096
+
+/* The interpreter's DT_SONAME, read from its mapped image, or NULL. */
+static const char *soname(const struct image *im)
+{
+	size_t nd;
+	const Elf64_Dyn *d = image_dynamic(im, 0, &nd);
+	uint64_t strtab = 0, strsz = 0, off = UINT64_MAX;
+
+	if (!d)
+		return NULL;
+	for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
+		if (d[i].d_tag == DT_STRTAB)
+			strtab = d[i].d_un.d_ptr + im->bias;
+		else if (d[i].d_tag == DT_STRSZ)
+			strsz = d[i].d_un.d_val;
+		else if (d[i].d_tag == DT_SONAME)
+			off = d[i].d_un.d_val;
+	}
+	if (!strtab || off >= strsz || !image_holds(im, strtab, strsz, 0))
+		return NULL;
+	const char *s = (const char *)(uintptr_t)(strtab + off);
+	return memchr(s, '\0', strsz - off) ? s : NULL;
+}
+
+/* Two entries of the program's dynamic section that may name tiexec's
+ * array: its own DT_PREINIT_ARRAY and DT_PREINIT_ARRAYSZ; else two spare
+ * DT_NULL slots after the terminator (GNU ld leaves some); else (lld
+ * leaves none) DT_SYMENT and DT_RELACOUNT, which glibc's ld.so can do
+ * without: the first is a constant it never reads, the second only
+ * spares it a loop over the relative relocations it then processes one by
+ * one.  All of them are put back by the hook. */
+static void preinit(const struct image *pg, struct hookpoint *hp)
+{
+	size_t nd, end;
+	Elf64_Dyn *d = image_dynamic(pg, 1, &nd), *arr = NULL, *size = NULL, *syment = NULL, *relacount = NULL;
+
+	if (!d) {
+		hp->why = "the program has no writable dynamic section for tiexec's hook";
+		return;
+	}
+	for (end = 0; end < nd && d[end].d_tag != DT_NULL; end++) {
+		if (d[end].d_tag == DT_PREINIT_ARRAY)
+			arr = &d[end];
+		else if (d[end].d_tag == DT_PREINIT_ARRAYSZ)
+			size = &d[end];
+		else if (d[end].d_tag == DT_SYMENT)
+			syment = &d[end];
+		else if (d[end].d_tag == DT_RELACOUNT)
+			relacount = &d[end];
+	}
+	if (arr && size) {
+		hp->norig = (unsigned)(size->d_un.d_val / 8);
+		hp->orig = arr->d_un.d_ptr + pg->bias;
+		if (size->d_un.d_val > PREINIT_MAX * 8 || !image_holds(pg, hp->orig, hp->norig * 8ULL, 0)) {
+			hp->why = "the program's preinit array is not one tiexec can extend";
+			return;
+		}
+	} else if (arr || size) {
+		hp->why = "the program's preinit array is half described";
+		return;
+	} else if (end + 2 < nd && d[end + 1].d_tag == DT_NULL && d[end + 2].d_tag == DT_NULL) {
+		arr = &d[end];
+		size = &d[end + 1];
+	} else if (syment && relacount) {
+		arr = syment;
+		size = relacount;
+	} else {
+		hp->why = "no entries in the program's dynamic section for tiexec's hook";
+		return;
+	}
+	hp->kind = HOOK_PREINIT;
+	hp->arr = arr;
+	hp->size = size;
+	hp->saved[0] = *arr;
+	hp->saved[1] = *size;
+	for (unsigned i = 0; i < pg->eh.e_phnum; i++) {
+		if (pg->ph[i].p_type == PT_GNU_RELRO) {
+			hp->relro_lo = pg->ph[i].p_vaddr + pg->bias;
+			hp->relro_hi = hp->relro_lo + pg->ph[i].p_memsz;
+		}
+	}
+}
+
+void hookpoint_choose(const struct image *pg, const struct image *ip, struct hookpoint *hp)
+{
+	const char *so = soname(ip);
+
+	memset(hp, 0, sizeof(*hp));
+	if (so && tx_streq(so, "ld-linux-x86-64.so.2"))
+		preinit(pg, hp);
+	else if (!so && tx_skip(tx_basename(ip->path), "ld-musl-"))
+		hp->kind = HOOK_ENTRY;
+	else
+		hp->why = "a dynamic linker tiexec does not know (neither glibc's nor musl's)";
+}
+
+size_t hookpoint_len(const struct hookpoint *hp)
+{
+	return hp->kind == HOOK_PREINIT ? 8 * (1 + (size_t)hp->norig) : 0;
+}
+
+void hookpoint_install(const struct hookpoint *hp, uint64_t *buf, uint64_t final, uint64_t fn,
+		       uint64_t bias)
+{
+	if (hp->kind != HOOK_PREINIT)
+		return;
+	buf[0] = fn;
+	memset(buf + 1, 0, 8 * (size_t)hp->norig);
+	hp->arr->d_tag = DT_PREINIT_ARRAY;
+	hp->arr->d_un.d_ptr = final - bias;
+	hp->size->d_tag = DT_PREINIT_ARRAYSZ;
+	hp->size->d_un.d_val = hookpoint_len(hp);
+}
+
+void hookpoint_fill(const struct hookpoint *hp, uint64_t final)
+{
+	uint64_t *a = (uint64_t *)(uintptr_t)final;
+	const uint64_t *o = (const uint64_t *)(uintptr_t)hp->orig;
+
+	for (unsigned i = 0; i < hp->norig; i++)
+		a[1 + i] = o[i];
+}
+
+/* The page of e made writable, e written back, and the page's protection
+ * put back: read-only inside PT_GNU_RELRO, which ld.so has protected by
+ * now, else read+write (image_dynamic took only a writable segment). */
+static void put_back(const struct hookpoint *hp, Elf64_Dyn *e, const Elf64_Dyn *was)
+{
+	uint64_t a = (uint64_t)(uintptr_t)e, pg = tx_down(a, TX_PAGE);
+	uint64_t pglen = tx_up(a + sizeof(*e), TX_PAGE) - pg;
+	int ro = a >= hp->relro_lo && a + sizeof(*e) <= hp->relro_hi;
+
+	if (ro && sys_mprotect(pg, pglen, PROT_READ | PROT_WRITE) < 0)
+		return;
+	*e = *was;
+	if (ro)
+		sys_mprotect(pg, pglen, PROT_READ);
+}
+
+void hookpoint_restore(const struct hookpoint *hp)
+{
+	if (hp->kind != HOOK_PREINIT)
+		return;
+	put_back(hp, hp->arr, &hp->saved[0]);
+	put_back(hp, hp->size, &hp->saved[1]);
+}
