@@ -50,6 +50,29 @@ int read_headers(struct image *im, int scripts_ok)
 	return 0;
 }
 
+/* A direct exec refuses a file someone has open for writing (ETXTBSY,
+ * deny_write_access): it may be half written.  tiexec can tell only by a
+ * read lease, which the kernel refuses (EAGAIN) exactly when the file is
+ * open for writing, and grants only to the file's owner or a holder of
+ * CAP_LEASE; for anyone else (EACCES), or where leases are off (EINVAL),
+ * it cannot tell and the program runs.  The lease lasts two system calls;
+ * a writer opening the file in between makes the kernel send SIGIO to the
+ * holder, so SIGIO is blocked meanwhile and such a signal taken back. */
+int open_for_writing(int fd)
+{
+	uint64_t io = 1ULL << (TX_SIGIO - 1), old = 0;
+	struct tx_timespec zero = {0, 0};
+
+	SC(__NR_rt_sigprocmask, TX_SIG_BLOCK, &io, &old, 8, 0, 0);
+	long e = sys_fcntl(fd, TX_F_SETLEASE, TX_F_RDLCK);
+	if (e == 0)
+		sys_fcntl(fd, TX_F_SETLEASE, TX_F_UNLCK);
+	if (!(old & io))
+		SC(__NR_rt_sigtimedwait, &io, 0, &zero, 8, 0, 0);
+	SC(__NR_rt_sigprocmask, TX_SIG_SETMASK, &old, 0, 8, 0, 0);
+	return e == -EAGAIN;
+}
+
 int prot_of(uint32_t f)
 {
 	return (f & PF_R ? PROT_READ : 0) | (f & PF_W ? PROT_WRITE : 0) | (f & PF_X ? PROT_EXEC : 0);

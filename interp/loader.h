@@ -69,6 +69,9 @@ long fd_link(int fd, char *buf, size_t len);
  * interpreter (open_interp) and, by the same rules, the program itself.
  * Unlike open_exec() it needs read permission too (it reads with pread). */
 long open_exec_file(const char *path);
+/* Whether the open file is open for writing elsewhere, where that can be
+ * told (image.c: by a read lease). */
+int open_for_writing(int fd);
 /* Reads the program's PT_INTERP path (through prog.fd) into interp.path. */
 void read_interp_path(const char *prog_path);
 /* Opens, reads and validates the program's PT_INTERP into `interp` (reading

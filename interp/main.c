@@ -277,6 +277,45 @@ static const char *reexec_of(const struct start *s)
 	return tx_streq(execfn, own) ? v : NULL;
 }
 
+/* Whether path names a process's executable link: /proc/self/exe,
+ * /proc/thread-self/exe, /proc/PID/exe. */
+static int proc_exe_link(const char *path)
+{
+	const char *p = tx_skip(path, "/proc/");
+
+	if (!p)
+		return 0;
+	if (tx_streq(p, "self/exe") || tx_streq(p, "thread-self/exe"))
+		return 1;
+	if (*p < '0' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return tx_streq(p, "/exe");
+}
+
+/* Without the hint, a program whose /proc/self/exe names tiexec and that
+ * re-executes itself with an environment of its own starts tiexec with
+ * its own arguments, which are not tiexec's command line: running them
+ * would run another program (its first argument, looked up in PATH).
+ * Such a start is told by how tiexec was executed -- by a /proc/.../exe
+ * link, or under a name that is not its own (Go's os.Executable()
+ * resolves the link and keeps the program's argv[0]) -- and refused,
+ * since nothing tells which program it was. */
+static void refuse_anonymous_reexec(const struct start *s)
+{
+	const char *execfn = aux[AT_EXECFN] ? (const char *)(uintptr_t)aux[AT_EXECFN] : "";
+
+	if (s->argc < 1)
+		return;
+	if (!proc_exe_link(execfn) && tx_streq(tx_basename(s->argv[0]), tx_basename(execfn)))
+		return;
+	die(s->argv[0], "a program re-executing itself through tiexec without TIEXEC_EXE in its "
+			"environment: which program it is cannot be told (keep TIEXEC_EXE, or see the "
+			"README on /proc/self/exe)",
+	    NULL, 126);
+}
+
 /* ---- stages of tiexec_main ---------------------------------------------- */
 
 /* What tiexec_main found out about how it was started. */
@@ -342,6 +381,8 @@ static void from_binfmt(const struct start *s, struct launch *l)
 		prog.fd = (int)open_exec_file(l->path);
 		if (prog.fd < 0)
 			die_errno(l->path, NULL, prog.fd);
+		if (open_for_writing(prog.fd))
+			die_errno(l->path, NULL, -ETXTBSY);
 	}
 	prog.path = l->path;
 	struct statx st;
@@ -411,6 +452,8 @@ static void from_command_line(const struct start *s, struct launch *l)
 	}
 	if (prog.fd < 0)
 		die_errno(path, NULL, prog.fd);
+	if (open_for_writing(prog.fd))
+		die_errno(path, NULL, -ETXTBSY);
 	/* The kernel grants set-user-ID, set-group-ID and file capabilities
 	 * only to a real exec. */
 	struct statx st;
@@ -602,10 +645,12 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 	if (!l.binfmt)
 		l.path = reexec_of(&s);
 	l.reexec = l.path != NULL;
-	if (l.binfmt || l.reexec)
+	if (l.binfmt || l.reexec) {
 		from_binfmt(&s, &l);
-	else
+	} else {
+		refuse_anonymous_reexec(&s);
 		from_command_line(&s, &l);
+	}
 
 	/* 2. Its headers, and the settings that apply to it. */
 	if (read_headers(&prog, !l.binfmt) == 1) {

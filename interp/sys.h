@@ -138,6 +138,12 @@ static inline long sys_fgetxattr(int fd, const char *name, void *v, size_t n)
 #define TX_RLIMIT_NOFILE 7
 #define TX_RLIM_INFINITY (~0ULL)
 #define TX_F_DUPFD_CLOEXEC 1030
+#define TX_F_SETLEASE 1024
+#define TX_F_RDLCK 0
+#define TX_F_UNLCK 2
+#define TX_SIGIO 29
+#define TX_SIG_BLOCK 0
+#define TX_SIG_SETMASK 2
 struct tx_rlimit {
 	uint64_t cur, max;
 };

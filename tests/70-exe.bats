@@ -84,6 +84,25 @@ child exe=tiexec argc=3 argv0=./reexec [child] [x y] secure=0 dumpable=1 capeff=
 	[[ "$output" == *$'\nchild exe=reexec argc=3 '* ]]
 }
 
+@test "unprivileged: a re-exec of /proc/self/exe with a cleaned environment (no TIEXEC_EXE) is refused, never another program" {
+	run_t env REEXEC_CLEAN=1 ./reexec
+	[ "$status" -eq 7 ]
+	run --separate-stderr timeout 60 env REEXEC_CLEAN=1 "${NOBODY[@]}" ./tiexec --min-text=0 ./reexec
+	echo "$output"
+	[ "$status" -eq 126 ]
+	[[ "$output" == "parent exe=tiexec "* ]]
+	[[ "$output" != *child* ]]
+	same "tiexec: './reexec': a program re-executing itself through tiexec without TIEXEC_EXE in its environment: which program it is cannot be told (keep TIEXEC_EXE, or see the README on /proc/self/exe)" "$stderr"
+	# Under another name than tiexec's (a resolved os.Executable() keeping
+	# the program's argv[0]): the same.
+	run --separate-stderr timeout 60 "${NOBODY[@]}" env -i PATH=/usr/bin:/bin bash -c 'exec -a ./server "$1" child id' _ "$W/tiexec"
+	[ "$status" -eq 126 ]
+	[[ "$stderr" == "tiexec: './server': a program re-executing itself through tiexec without TIEXEC_EXE"* ]]
+	# tiexec by its own name still reads its command line.
+	run_t "${NOBODY[@]}" env -i PATH=/usr/bin:/bin "$W/tiexec" --min-text=0 /bin/echo ok
+	same ok "$output"
+}
+
 @test "unprivileged: re-executing via os.Executable runs the program (Go)" {
 	run_t "${NOBODY[@]}" ./tiexec --min-text=0 ./go-reexec
 	[ "$status" -eq 0 ]

@@ -54,7 +54,7 @@ setup_file() {
 	# Hardened settings for an ordinary user: MemoryDenyWriteExecute, a
 	# memory cgroup.
 	cp "$FIXTURES/mdwe" "$FIXTURES/probe-pie" "$FIXTURES/bigtext-pie" "$W/"
-	cp "$FIXTURES/ctorprog" "$FIXTURES/libctor.so" "$W/"
+	cp "$FIXTURES/ctorprog" "$FIXTURES/libctor.so" "$FIXTURES/xexec" "$W/"
 	cp "$W/bigtext-pie" "$W/bigtext-s"
 	"$stamp" --min-text=0 --strategy=thp "$W/bigtext-s"
 	"$ROOT/tests/fixtures/gentext.sh" "$W/big256" 256 pie
@@ -235,6 +235,32 @@ try_write() {
 	done
 	rm -f ./busy
 	same "direct busy tiexec writable tiexec-cap busy" "${got[*]}"
+}
+
+@test "a program open for writing: Text file busy (126) as directly, where a lease tells (root, the file's owner)" {
+	cp ./probe-pie ./wbusy
+	chmod 755 ./wbusy
+	local w
+	exec {w}>>./wbusy
+	# who owner: direct status / tiexec status
+	local got=() who owner
+	for who in root nobody-owner nobody; do
+		local as=()
+		owner=0
+		[ "$who" = root ] || as=("${NOBODY[@]}")
+		[ "$who" = nobody-owner ] && owner=65534
+		chown "$owner" ./wbusy
+		run "${as[@]}" ./xexec ./wbusy
+		got+=("$who $status")
+		[ "$status" -eq 126 ]
+		run --separate-stderr "${as[@]}" ./tiexec ./wbusy
+		got+=("$status")
+		[ "$status" -ne 126 ] || [ "$stderr" = "tiexec: './wbusy': Text file busy" ]
+	done
+	exec {w}>&-
+	rm -f ./wbusy
+	# Another user's file: no lease, no way to tell: it runs (README, Limits).
+	same "root 126 126 nobody-owner 126 126 nobody 126 0" "${got[*]}"
 }
 
 @test "ambient CAP_CHECKPOINT_RESTORE (a service manager's): no secure exec, the program keeps it" {
