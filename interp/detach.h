@@ -9,9 +9,19 @@
  * address and with the same bytes and protection, by anonymous memory --
  * or, where MemoryDenyWriteExecute forbids making anonymous memory
  * executable, by a memfd named "tiexec".  Nothing moves, no pointer
- * changes; tiexec's .bss is anonymous already. */
+ * changes; tiexec's .bss is anonymous already.
+ *
+ * tiexec-trace's USDT probes are uprobes on tiexec's file: they fire only
+ * in text mapped from it.  When some are attached (the text in memory is
+ * not the file's), tiexec keeps its file open through ld.so and maps its
+ * text from it again at the hook, so that the stage after ld.so's probes
+ * fire; the exe link is the program's by then. */
 #pragma once
 
 /* Returns 0 when no mapping of tiexec's file is left, -1 otherwise (some
  * may have moved: harmless, the bytes are the same). */
 int self_detach(void);
+
+/* At the hook: the text mapped from tiexec's file again, if probes are
+ * attached (see above); closes the file. */
+void self_reattach(void);

@@ -16,6 +16,7 @@
 #include <linux/auxvec.h>
 
 #include "cacheconv.h"
+#include "detach.h"
 #include "huge.h"
 #include "loader.h"
 #include "probes.h"
@@ -303,6 +304,7 @@ __attribute__((noreturn, used)) void tiexec_hook_main(uint64_t *sp)
 	static struct lib libs[LIBS_MAX];
 	struct opts o = opt;
 	(void)sp;
+	self_reattach();
 	uint64_t t0 = now_ns(), reported = 0, cap;
 
 	o.round_out = 0; /* a library's neighbours are not ours to cover */

@@ -211,6 +211,104 @@ cached_kb() {
 	[ -z "$output" ]
 }
 
+@test "warm: 'stamped DIR' never runs anything a file names (its PT_INTERP): libraries are read from the files" {
+	mkdir -p "$D/evil/bin"
+	chmod 755 "$D/evil" "$D/evil/bin"
+	# A stamped program whose "dynamic linker" is a script: `ld.so --list`
+	# would run it (as root, from the boot unit).
+	printf '#!/bin/sh\ntouch "%s/evil/ran"\n' "$D" >"$D/evil/interp"
+	chmod 755 "$D/evil/interp"
+	printf 'int main(void) { return 0; }\n' >"$D/evil/p.c"
+	gcc -o "$D/evil/bin/p" "$D/evil/p.c" -Wl,--dynamic-linker="$D/evil/interp"
+	"$BUILD/stamp/tiexec-stamp" "$D/evil/bin/p" >/dev/null
+	# ... and one whose libraries come from $ORIGIN and from PATH-less lookup.
+	mkdir -p "$D/evil/bin/lib"
+	gcc -shared -fPIC -Wl,-soname,libbig.so -o "$D/evil/bin/lib/libbig.so" "$ROOT/tests/fixtures/perfhot.S"
+	printf 'int main(void) { return 0; }\n' >"$D/evil/q.c"
+	gcc -o "$D/evil/bin/q" "$D/evil/q.c" -L"$D/evil/bin/lib" -Wl,--no-as-needed -lbig -Wl,-rpath,'$ORIGIN/lib'
+	"$BUILD/stamp/tiexec-stamp" "$D/evil/bin/q" >/dev/null
+	echo "stamped $D/evil/bin" >"$D/evil/warm.conf"
+	run_t "$WARM" --check --config "$D/evil/warm.conf"
+	echo "$output"
+	[ ! -e "$D/evil/ran" ]
+	[[ "$output" == *"$D/evil/bin/lib/libbig.so: "* ]]
+	[[ "$output" == *"/libc.so.6: "* ]]
+	# The same set of libraries as ldd (which runs ld.so) finds for q.
+	local want got
+	want=$(ldd "$D/evil/bin/q" | awk '$2 == "=>" { print $3 }' | xargs -n1 readlink -f | sort -u)
+	got=$(grep -v "^$D/evil/bin/[pq]:" <<<"$output" | sed 's/: .*//' | xargs -n1 readlink -f | grep -v '/ld-linux' | sort -u)
+	same "$want" "$got"
+}
+
+@test "warm: a configuration, or a directory it names, that anyone but root can change is refused, and says why" {
+	mkdir -p "$D/perm/bin"
+	chmod 755 "$D/perm" "$D/perm/bin"
+	cp "$FIXTURES/bigtext-pie" "$D/perm/bin/s"
+	"$BUILD/stamp/tiexec-stamp" "$D/perm/bin/s" >/dev/null
+	printf 'stamped %s/perm/bin\n%s/perm/bin/s\n' "$D" "$D" >"$D/perm/warm.conf"
+	chmod 644 "$D/perm/warm.conf"
+	run_t "$WARM" --check --config "$D/perm/warm.conf"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"$D/perm/bin/s: "* ]]
+	# The directory owned by uid 65534 (it could drop in any file).
+	chown 65534 "$D/perm/bin"
+	run --separate-stderr "$WARM" --check --config "$D/perm/warm.conf"
+	[ "$status" -eq 3 ]
+	same "tiexec-warm: '$D/perm/warm.conf': line 1: '$D/perm/bin' left out: '$D/perm/bin' is owned by uid 65534, not only by root
+tiexec-warm: '$D/perm/warm.conf': line 2: '$D/perm/bin/s' left out: '$D/perm/bin' is owned by uid 65534, not only by root" "$stderr"
+	[ -z "$output" ]
+	chown 0 "$D/perm/bin"
+	chmod 775 "$D/perm/bin"
+	chgrp 65534 "$D/perm/bin"
+	run --separate-stderr "$WARM" --check --config "$D/perm/warm.conf"
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == *"'$D/perm/bin' is writable by group 65534, not only by root"* ]]
+	chmod 755 "$D/perm/bin"
+	# The configuration itself: owned by 65534, or mode 666.
+	chown 65534 "$D/perm/warm.conf"
+	run --separate-stderr "$WARM" --check --config "$D/perm/warm.conf"
+	[ "$status" -eq 3 ]
+	same "tiexec-warm: '$D/perm/warm.conf': refused: '$D/perm/warm.conf' is owned by uid 65534, not only by root" "$stderr"
+	chown 0 "$D/perm/warm.conf"
+	chmod 666 "$D/perm/warm.conf"
+	run --separate-stderr "$WARM" --check --config "$D/perm/warm.conf"
+	[ "$status" -eq 3 ]
+	same "tiexec-warm: '$D/perm/warm.conf': refused: '$D/perm/warm.conf' is writable by everyone, not only by root" "$stderr"
+}
+
+@test "warm: tiexec-warm.service is hardened, verifies, and what it allows is what tiexec-warm uses" {
+	command -v systemd-analyze >/dev/null || skip_unsupported "systemd-analyze is not installed"
+	local unit=$ROOT/packaging/systemd/tiexec-warm.service k
+	for k in NoNewPrivileges=yes ProtectSystem=strict ProtectHome=read-only PrivateTmp=yes \
+		'CapabilityBoundingSet=CAP_DAC_READ_SEARCH CAP_SYS_PTRACE CAP_FOWNER' MemoryDenyWriteExecute=yes; do
+		grep -qx "$k" "$unit"
+	done
+	mkdir -p "$D/unit"
+	sed "s|/usr/bin/tiexec-warm|$WARM|" "$unit" >"$D/unit/tiexec-warm.service"
+	run systemd-analyze verify --man=no "$D/unit/tiexec-warm.service"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# Within those capabilities, no_new_privs and MemoryDenyWriteExecute, a
+	# cold file is converted; every system call it made is in the unit's
+	# SystemCallFilter.
+	drop_cache "$D/lib.so"
+	run_t strace -f -qq -o "$D/unit/st" setpriv --bounding-set=-all,+dac_read_search,+sys_ptrace,+fowner \
+		--no-new-privs "$FIXTURES/mdwe" seccomp "$WARM" "$D/lib.so"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "$D/lib.so: 62.0 of 62.0 MiB warm (0.0 before)" ]]
+	local filter allowed used
+	filter=$(sed -n 's/^SystemCallFilter=//p' "$unit")
+	expand() {
+		systemd-analyze syscall-filter "$1" | sed -n '2,$p' | sed 's/^ *//' | grep -v '^#\|^$' |
+			while read -r c; do case $c in @*) expand "$c" ;; *) echo "$c" ;; esac; done
+	}
+	allowed=$(for k in $filter; do case $k in @*) expand "$k" ;; *) echo "$k" ;; esac; done | sort -u)
+	used=$(sed -n '/execve(".*tiexec-warm"/,$p' "$D/unit/st" | sed -nE 's/^[0-9]+ +([a-z0-9_]+)\(.*/\1/p' | sort -u)
+	echo "not allowed: $(comm -23 <(echo "$used") <(echo "$allowed") | tr '\n' ' ')"
+	[ -z "$(comm -23 <(echo "$used") <(echo "$allowed"))" ]
+}
+
 # The issue's measure: processes started without tiexec.  Drops the clean
 # page cache of clang-14's libraries and node (read back by this test).
 @test "warm: a direct clang-14 -O2 -c and a direct node get >= 80% of those files' aligned text on 2 MiB pages" {

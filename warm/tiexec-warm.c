@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <glob.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 
 #include "cacheconv.h"
 #include "mark.h"
+#include "needed.h"
 
 #ifndef TIEXEC_VERSION
 #define TIEXEC_VERSION "unknown"
@@ -577,40 +579,9 @@ static int stamped(const char *path)
 	return yes;
 }
 
-/* The shared libraries a program needs, as its dynamic linker finds them
- * (`ld.so --list PROG`: the linker loads the libraries, runs nothing of the
- * program's). */
-static void add_needed(const char *prog)
+static void add_library(const char *path)
 {
-	char interp[256] = "", cmd[4096], line[4096];
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	int fd = open(prog, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) && eh.e_phentsize == sizeof(ph))
-		for (unsigned i = 0; i < eh.e_phnum && i < 64; i++)
-			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) == sizeof(ph) &&
-			    ph.p_type == PT_INTERP && ph.p_filesz < sizeof(interp))
-				interp[pread(fd, interp, ph.p_filesz, (off_t)ph.p_offset) > 0 ? ph.p_filesz - 1 : 0] = '\0';
-	close(fd);
-	if (!interp[0] || strchr(interp, '\'') || strchr(prog, '\''))
-		return;
-	snprintf(cmd, sizeof(cmd), "'%s' --list '%s' 2>/dev/null", interp, prog);
-	FILE *p = popen(cmd, "re");
-	if (!p)
-		return;
-	while (fgets(line, sizeof(line), p)) {
-		char *a = strstr(line, "=> /"), *e;
-		if (!a)
-			continue;
-		a += 3;
-		if ((e = strstr(a, " (0x")))
-			*e = '\0';
-		add_file(a, 0);
-	}
-	pclose(p);
+	add_file(path, 0);
 }
 
 static void add_stamped_tree(const char *dir)
@@ -619,7 +590,63 @@ static void add_stamped_tree(const char *dir)
 
 	add_path(dir, 0, stamped);
 	for (size_t i = first, end = ntargets; i < end; i++)
-		add_needed(targets[i].path);
+		needed_libs(targets[i].path, add_library);
+}
+
+/* ---- who may change what we read ---- */
+
+/* Why someone other than root (or whoever runs us) could change what path
+ * names, or NULL: the path or a directory above it owned by another user,
+ * or writable by a group other than root's, or by everyone -- except a
+ * sticky directory above it (/tmp), where others cannot rename or remove
+ * entries they do not own.  A file dropped into such a place would be
+ * read, and its libraries looked up, as root. */
+static const char *changeable(const char *path, char *why, size_t n)
+{
+	char *r = realpath(path, NULL);
+	uid_t me = geteuid();
+
+	if (!r)
+		return NULL; /* reported where it is read */
+	for (int leaf = 1;; leaf = 0) {
+		struct stat st;
+		const char *w = NULL;
+		if (stat(r, &st) < 0)
+			break;
+		if (st.st_uid != 0 && st.st_uid != me)
+			snprintf(why, n, "'%s' is owned by uid %u", r, (unsigned)st.st_uid), w = why;
+		else if ((st.st_mode & S_IWGRP) && st.st_gid != 0)
+			snprintf(why, n, "'%s' is writable by group %u", r, (unsigned)st.st_gid), w = why;
+		else if ((st.st_mode & S_IWOTH) && (leaf || !S_ISDIR(st.st_mode) || !(st.st_mode & S_ISVTX)))
+			snprintf(why, n, "'%s' is writable by everyone", r), w = why;
+		if (w) {
+			free(r);
+			return w;
+		}
+		char *slash = strrchr(r, '/');
+		if (!slash || slash == r) {
+			if (r[1] == '\0')
+				break;
+			r[1] = '\0';
+		} else {
+			*slash = '\0';
+		}
+	}
+	free(r);
+	return NULL;
+}
+
+/* Whether an entry of the configuration may be read: else says why. */
+static int trusted(const char *conf, unsigned lineno, const char *path)
+{
+	char why[PATH_MAX + 64];
+
+	if (!changeable(path, why, sizeof(why)))
+		return 1;
+	fprintf(stderr, "tiexec-warm: '%s': line %u: '%s' left out: %s, not only by root\n", conf, lineno, path,
+		why);
+	worse(ST_FAILED);
+	return 0;
 }
 
 /* Lines: a path or a glob (files or directories); "stamped DIR": every
@@ -628,9 +655,15 @@ static void add_stamped_tree(const char *dir)
 static int read_config(const char *path, int must_exist)
 {
 	FILE *f = fopen(path, "re");
-	char line[4096];
+	char line[4096], why[PATH_MAX + 64];
 	unsigned lineno = 0;
 
+	if (f && changeable(path, why, sizeof(why))) {
+		fprintf(stderr, "tiexec-warm: '%s': refused: %s, not only by root\n", path, why);
+		fclose(f);
+		worse(ST_FAILED);
+		return -1;
+	}
 	if (!f) {
 		if (errno == ENOENT && !must_exist)
 			return 0;
@@ -651,7 +684,8 @@ static int read_config(const char *path, int must_exist)
 		if (!strncmp(s, "stamped", 7) && (s[7] == ' ' || s[7] == '\t')) {
 			for (s += 7; *s == ' ' || *s == '\t'; s++)
 				;
-			add_stamped_tree(s);
+			if (trusted(path, lineno, s))
+				add_stamped_tree(s);
 			continue;
 		}
 		if (*s != '/') {
@@ -663,7 +697,8 @@ static int read_config(const char *path, int must_exist)
 		glob_t g;
 		if (glob(s, GLOB_NOSORT, NULL, &g) == 0) {
 			for (size_t i = 0; i < g.gl_pathc; i++)
-				add_path(g.gl_pathv[i], 0, NULL);
+				if (trusted(path, lineno, g.gl_pathv[i]))
+					add_path(g.gl_pathv[i], 0, NULL);
 			globfree(&g);
 		} else if (opt.verbose) {
 			printf("%s: line %u: nothing matches '%s'\n", path, lineno, s);
