@@ -412,7 +412,9 @@ static void file_pieces(const struct huge_req *r, struct huge_result *res, const
 	struct cconv_range cr = { r->fd, a, b, s->offset + (a - s->vaddr), NULL, 1, shared };
 	struct cconv_stats cs = { 0, 0 };
 	if (cconv_convert(&cc, &cr, hs, &cs) < 0) {
-		note(res, "file: cannot fault in or verify the text");
+		note(res, sys_faccessat(TX_AT_FDCWD, "/proc/self", 0) < 0
+				  ? "file: /proc is not mounted here (a chroot?): which pages are huge cannot be checked"
+				  : "file: cannot fault in or verify the text");
 		return;
 	}
 	for (uint64_t k = 0; k < n; k++) {

@@ -309,6 +309,12 @@ __attribute__((noreturn, used)) void tiexec_hook_main(uint64_t *sp)
 
 	o.round_out = 0; /* a library's neighbours are not ours to cover */
 	char *maps = maps_read(&cap);
+	if (!maps && opt.verbose) {
+		struct msg m;
+		msg_head(&m, prog.path);
+		msg_str(&m, "libraries left as ld.so mapped them: /proc/self/maps cannot be read (/proc not mounted?)");
+		say(&m);
+	}
 	unsigned n = find_libs(libs, maps);
 	int pagemap = n ? (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0) : -1;
 	for (unsigned i = 0; i < n; i++)

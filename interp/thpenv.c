@@ -60,6 +60,8 @@ const char *thpenv_thp_off(void)
 	if (sysfs_choice(THP_SYSFS "hugepages-2048kB/enabled", "inherit") == 0)
 		return why = NULL; /* always or madvise */
 	int never = sysfs_choice(THP_SYSFS "enabled", "never");
+	if (never < 0 && sys_faccessat(TX_AT_FDCWD, "/sys/kernel", 0) < 0)
+		return why = "thp: /sys is not mounted here (a chroot?): the THP settings cannot be read";
 	if (never < 0)
 		return why = "thp: this kernel has no transparent huge pages";
 	if (never)

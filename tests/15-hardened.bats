@@ -106,3 +106,30 @@ $(ulimit -Hn)" "$output"
 	# The newline is there (run strips it; check the raw bytes).
 	"$TIEXEC" "$long" 2>&1 | tail -c1 | od -An -c | grep -q '\\n'
 }
+
+@test "a chroot without /proc and /sys: programs run as directly, -v says why their text stays on 4 KiB pages" {
+	[ "$(id -u)" = 0 ] || skip_unsupported "needs root: chroot"
+	local R=$BATS_TEST_TMPDIR/root
+	mkdir -p "$R/lib/x86_64-linux-gnu" "$R/lib64"
+	cp "$TIEXEC" "$R/tiexec"
+	cp "$FIXTURES/bigtext-static" "$R/big-static"
+	cp "$FIXTURES/bigtext-pie" "$R/big-pie"
+	cp "$FIXTURES/bigtext-lib.so" "$R/lib/x86_64-linux-gnu/"
+	cp /lib/x86_64-linux-gnu/libc.so.6 "$R/lib/x86_64-linux-gnu/"
+	cp /lib64/ld-linux-x86-64.so.2 "$R/lib64/"
+	local p
+	for p in big-static big-pie; do
+		run --separate-stderr chroot "$R" "/$p" loop 1000
+		local want=$output
+		run --separate-stderr chroot "$R" /tiexec -v "/$p" loop 1000
+		echo "$stderr"
+		[ "$status" -eq 0 ]
+		same "$want" "$output"
+		[[ "$stderr" == *"tiexec: '/$p': file: /proc is not mounted here (a chroot?): which pages are huge cannot be checked"* ]]
+		[[ "$stderr" == *"tiexec: '/$p': thp: /sys is not mounted here (a chroot?): the THP settings cannot be read"* ]]
+	done
+	# (chroot itself, outside, cannot preload it and says so.)
+	run --separate-stderr env LD_PRELOAD=/lib/x86_64-linux-gnu/bigtext-lib.so chroot "$R" /tiexec -v /big-pie loop 1000
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"tiexec: '/big-pie': libraries left as ld.so mapped them: /proc/self/maps cannot be read (/proc not mounted?)"* ]]
+}

@@ -151,7 +151,7 @@ lib_pmd() {
 	[ "$huge" -eq "$aligned" ]
 }
 
-@test "a library constructor's thread keeps running correct code while its text is placed" {
+@test "a library constructor's thread runs correct code in placed text (constructors run after placement)" {
 	for s in auto thp; do
 		drop_cache libbl.so
 		run --separate-stderr timeout 60 "$TIEXEC" -v --strategy=$s ./spin
