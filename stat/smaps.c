@@ -127,6 +127,7 @@ static const struct {
 	{ "Rss", offsetof(struct smaps_map, rss_kb), SMAPS_HAVE_RSS },
 	{ "AnonHugePages", offsetof(struct smaps_map, anon_huge_kb), SMAPS_HAVE_ANON_HUGE },
 	{ "FilePmdMapped", offsetof(struct smaps_map, file_pmd_kb), SMAPS_HAVE_FILE_PMD },
+	{ "ShmemPmdMapped", offsetof(struct smaps_map, shmem_pmd_kb), SMAPS_HAVE_SHMEM_PMD },
 	{ "Shared_Hugetlb", offsetof(struct smaps_map, shared_hugetlb_kb), SMAPS_HAVE_SHARED_HUGETLB },
 	{ "Private_Hugetlb", offsetof(struct smaps_map, private_hugetlb_kb),
 	  SMAPS_HAVE_PRIVATE_HUGETLB },
@@ -232,7 +233,7 @@ uint64_t smaps_hugetlb_kb(const struct smaps_map *m)
 
 uint64_t smaps_huge_kb(const struct smaps_map *m)
 {
-	return m->anon_huge_kb + m->file_pmd_kb + smaps_hugetlb_kb(m);
+	return m->anon_huge_kb + m->file_pmd_kb + m->shmem_pmd_kb + smaps_hugetlb_kb(m);
 }
 
 uint64_t smaps_aligned_kb(uint64_t start, uint64_t end)

@@ -22,6 +22,7 @@ enum {
 	SMAPS_HAVE_FILE_PMD = 1u << 3,
 	SMAPS_HAVE_SHARED_HUGETLB = 1u << 4,
 	SMAPS_HAVE_PRIVATE_HUGETLB = 1u << 5,
+	SMAPS_HAVE_SHMEM_PMD = 1u << 6,
 };
 
 struct smaps_map {
@@ -35,6 +36,7 @@ struct smaps_map {
 	uint64_t rss_kb;      /* "Rss:" */
 	uint64_t anon_huge_kb;        /* "AnonHugePages:" */
 	uint64_t file_pmd_kb;         /* "FilePmdMapped:" */
+	uint64_t shmem_pmd_kb;        /* "ShmemPmdMapped:" (tmpfs, memfd) */
 	uint64_t shared_hugetlb_kb;   /* "Shared_Hugetlb:" */
 	uint64_t private_hugetlb_kb;  /* "Private_Hugetlb:" */
 	unsigned have;                /* SMAPS_HAVE_* */
@@ -59,7 +61,8 @@ int smaps_parse_header(const char *line, size_t len, struct smaps_map *m);
 /* Executable: an 'x' in the permissions. */
 int smaps_is_exec(const struct smaps_map *m);
 
-/* What is on 2 MiB pages: AnonHugePages + FilePmdMapped + both Hugetlb. */
+/* What is on 2 MiB pages: AnonHugePages + FilePmdMapped + ShmemPmdMapped +
+ * both Hugetlb. */
 uint64_t smaps_hugetlb_kb(const struct smaps_map *m);
 uint64_t smaps_huge_kb(const struct smaps_map *m);
 

@@ -29,8 +29,9 @@ static const char usage[] =
 	"\n"
 	"For each executable mapping of each process (the program, its shared\n"
 	"libraries, anonymous text such as tiexec's copies): its size, how much of it\n"
-	"is on 2 MiB pages (AnonHugePages + FilePmdMapped + Private_Hugetlb +\n"
-	"Shared_Hugetlb in /proc/PID/smaps) and how much could be (ALIGNED: its whole\n"
+	"is on 2 MiB pages (AnonHugePages + FilePmdMapped + ShmemPmdMapped +\n"
+	"Private_Hugetlb + Shared_Hugetlb in /proc/PID/smaps) and how much could be\n"
+	"(ALIGNED: its whole\n"
 	"2 MiB-aligned pieces), in MiB, with a total.  Any process, with or without\n"
 	"tiexec: a large ALIGNED next to a small HUGE is text tiexec could put on\n"
 	"2 MiB pages.\n"
@@ -177,7 +178,7 @@ static void put_json_str(const char *s, FILE *f)
 }
 
 struct totals {
-	uint64_t size_kb, huge_kb, aligned_kb, file_pmd_kb, anon_huge_kb, hugetlb_kb;
+	uint64_t size_kb, huge_kb, aligned_kb, file_pmd_kb, shmem_pmd_kb, anon_huge_kb, hugetlb_kb;
 };
 
 static void add_totals(struct totals *t, const struct smaps_map *m)
@@ -186,6 +187,7 @@ static void add_totals(struct totals *t, const struct smaps_map *m)
 	t->huge_kb += smaps_huge_kb(m);
 	t->aligned_kb += smaps_aligned_kb(m->start, m->end);
 	t->file_pmd_kb += m->file_pmd_kb;
+	t->shmem_pmd_kb += m->shmem_pmd_kb;
 	t->anon_huge_kb += m->anon_huge_kb;
 	t->hugetlb_kb += smaps_hugetlb_kb(m);
 }
@@ -281,18 +283,19 @@ static void print_json(long pid, const char *comm, const char *exe, const struct
 		       sep, m->start, m->end, m->perms);
 		put_json_str(m->path, stdout);
 		printf(",\"deleted\":%s,\"size_kb\":%" PRIu64 ",\"rss_kb\":%" PRIu64
-		       ",\"huge_kb\":%" PRIu64 ",\"file_pmd_kb\":%" PRIu64
+		       ",\"huge_kb\":%" PRIu64 ",\"file_pmd_kb\":%" PRIu64 ",\"shmem_pmd_kb\":%" PRIu64
 		       ",\"anon_huge_kb\":%" PRIu64 ",\"hugetlb_kb\":%" PRIu64
 		       ",\"aligned_kb\":%" PRIu64 "}",
 		       m->deleted ? "true" : "false", m->size_kb, m->rss_kb, smaps_huge_kb(m),
-		       m->file_pmd_kb, m->anon_huge_kb, smaps_hugetlb_kb(m),
+		       m->file_pmd_kb, m->shmem_pmd_kb, m->anon_huge_kb, smaps_hugetlb_kb(m),
 		       smaps_aligned_kb(m->start, m->end));
 		sep = ",";
 	}
 	printf("],\"total\":{\"size_kb\":%" PRIu64 ",\"huge_kb\":%" PRIu64
-	       ",\"file_pmd_kb\":%" PRIu64 ",\"anon_huge_kb\":%" PRIu64 ",\"hugetlb_kb\":%" PRIu64
-	       ",\"aligned_kb\":%" PRIu64 "}}\n",
-	       t.size_kb, t.huge_kb, t.file_pmd_kb, t.anon_huge_kb, t.hugetlb_kb, t.aligned_kb);
+	       ",\"file_pmd_kb\":%" PRIu64 ",\"shmem_pmd_kb\":%" PRIu64 ",\"anon_huge_kb\":%" PRIu64
+	       ",\"hugetlb_kb\":%" PRIu64 ",\"aligned_kb\":%" PRIu64 "}}\n",
+	       t.size_kb, t.huge_kb, t.file_pmd_kb, t.shmem_pmd_kb, t.anon_huge_kb, t.hugetlb_kb,
+	       t.aligned_kb);
 }
 
 enum mode { M_HUMAN, M_JSON, M_PERF_MAP };

@@ -47,11 +47,11 @@ stop() {
 	CPID=
 }
 
-# smaps_huge_kb PID: AnonHugePages + FilePmdMapped + *_Hugetlb over the
+# smaps_huge_kb PID: AnonHugePages + FilePmdMapped + ShmemPmdMapped + *_Hugetlb over the
 # executable mappings, straight from /proc/PID/smaps.
 smaps_huge_kb() {
 	awk '/^[0-9a-f]+-[0-9a-f]+ / { x = substr($2, 3, 1) == "x"; next }
-	     x && /^(AnonHugePages|FilePmdMapped|Private_Hugetlb|Shared_Hugetlb):/ { kb += $2 }
+	     x && /^(AnonHugePages|FilePmdMapped|ShmemPmdMapped|Private_Hugetlb|Shared_Hugetlb):/ { kb += $2 }
 	     END { print kb + 0 }' "/proc/$1/smaps"
 }
 
@@ -168,7 +168,7 @@ for o in objs:
     assert set(o) >= {"pid", "comm", "exe", "mappings", "total"}, o.keys()
     for m in o["mappings"]:
         assert "x" in m["perms"], m
-        assert m["huge_kb"] == m["file_pmd_kb"] + m["anon_huge_kb"] + m["hugetlb_kb"], m
+        assert m["huge_kb"] == m["file_pmd_kb"] + m["shmem_pmd_kb"] + m["anon_huge_kb"] + m["hugetlb_kb"], m
         assert int(m["start"], 16) < int(m["end"], 16), m
     for k in ("size_kb", "huge_kb", "aligned_kb"):
         assert o["total"][k] == sum(m[k] for m in o["mappings"]), k
@@ -243,4 +243,35 @@ print("%.1f %.1f %.1f %d" % (t["size_kb"] / 1024, t["huge_kb"] / 1024, t["aligne
 	run_t "$STAT" --version
 	[ "$status" -eq 0 ]
 	[[ "$output" == "tiexec-stat "[0-9]* ]]
+}
+
+@test "text from tmpfs on 2 MiB pages (ShmemPmdMapped) counts as huge" {
+	[ "$(id -u)" = 0 ] || skip_unsupported "needs root: mounts a tmpfs"
+	local T=$BATS_TEST_TMPDIR/shm
+	mkdir "$T"
+	mount -t tmpfs -o huge=always,size=128m tiexec-test "$T"
+	cp "$FIXTURES/bigtext-lib.so" "$T/lib.so"
+	coproc P { exec "$FIXTURES/mapfile" "$T/lib.so" hold; }
+	CPID=$P_PID
+	local line ready
+	read -r -t 60 line <&"${P[0]}"
+	read -r -t 60 ready <&"${P[0]}"
+	echo "mapfile: $line / $ready"
+	local shmem
+	shmem=$(awk -v f="$T/lib.so" '/^[0-9a-f]+-[0-9a-f]+ / { x = ($NF == f && substr($2, 3, 1) == "x"); next }
+		x && /^ShmemPmdMapped:/ { kb += $2 } END { print kb + 0 }' "/proc/$CPID/smaps")
+	run "$STAT" --json "$CPID"
+	local stat_status=$status json=$output
+	run "$STAT" "$CPID"
+	stop
+	umount "$T"
+	[ "$stat_status" -eq 0 ]
+	echo "ShmemPmdMapped: $shmem kB"
+	[ "$shmem" -ge $((60 * 1024)) ]
+	# The mapping's row: HUGE is the smaps figure, in MiB.
+	local row
+	row=$(grep -F "$T/lib.so" <<<"$output")
+	echo "$row"
+	[ "$(awk '{ print $5 }' <<<"$row")" = "$(awk -v k="$shmem" 'BEGIN { printf "%.1f", k / 1024 }')" ]
+	[[ "$json" == *"\"shmem_pmd_kb\":$shmem,"* ]]
 }

@@ -54,6 +54,17 @@ static const char file_pmd[] =
 	"Size:               2048 kB\n"
 	"FilePmdMapped:      2048 kB\n";
 
+/* Text from a tmpfs mounted huge=always (or a memfd): ShmemPmdMapped. */
+static const char shmem_pmd[] =
+	"7f5000000000-7f5000800000 r-xp 00000000 00:30 42                         /run/text/libx.so\n"
+	"Size:               8192 kB\n"
+	"Rss:                8192 kB\n"
+	"AnonHugePages:         0 kB\n"
+	"ShmemPmdMapped:     6144 kB\n"
+	"FilePmdMapped:         0 kB\n"
+	"Shared_Hugetlb:        0 kB\n"
+	"Private_Hugetlb:       0 kB\n";
+
 /* Text on hugetlbfs, shared and private, a deleted file. */
 static const char hugetlb[] =
 	"7e0000000000-7e0000800000 r-xs 00000000 00:2f 77                         /dev/hugepages/text (deleted)\n"
@@ -109,6 +120,10 @@ static const struct want want_file_pmd[] = {
 	{ 0x55555a400000, 0x55555a600000, "r--p", "/opt/tidb/bin/tidb-server", 0, 0, 2048, 0, 0,
 	  2048, 0, 2048, MIB(2) },
 };
+static const struct want want_shmem_pmd[] = {
+	{ 0x7f5000000000, 0x7f5000800000, "r-xp", "/run/text/libx.so", 0, 1, 8192, 8192, 0, 0, 0, 6144,
+	  MIB(8) },
+};
 static const struct want want_hugetlb[] = {
 	{ 0x7e0000000000, 0x7e0000800000, "r-xs", "/dev/hugepages/text (deleted)", 1, 1, 8192, 0,
 	  0, 0, 6144, 6144, MIB(8) },
@@ -136,6 +151,7 @@ static const struct {
 #define CASE(t, w, bad) { #t, t, sizeof(t) - 1, w, TAP_N(w), bad }
 	CASE(thp_anon, want_thp, 0),
 	CASE(file_pmd, want_file_pmd, 0),
+	CASE(shmem_pmd, want_shmem_pmd, 0),
 	CASE(hugetlb, want_hugetlb, 0),
 	CASE(sparse, want_sparse, 0),
 	CASE(junk, want_junk, 9),
