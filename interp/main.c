@@ -19,6 +19,7 @@
 #include <linux/fadvise.h>
 
 #include "arch/x86_64/arch.h"
+#include "aside.h"
 #include "caps.h"
 #include "hookpoint.h"
 #include "huge.h"
@@ -408,6 +409,17 @@ __attribute__((noreturn)) static void bad_usage(const char *what, const char *wh
 	sys_exit(125);
 }
 
+/* Traced from exec (gdb or ltrace started a stamped program): a plain exec
+ * of an unstamped copy, which the tracer understands (aside.h). */
+static void aside(const struct start *s, const struct launch *l)
+{
+	verbose_note(l->path, "traced from exec: stepping aside, the program runs from an unstamped copy "
+			      "as a direct exec would, on 4 KiB pages");
+	limits_restore();
+	step_aside(prog.fd, l->path, s->argv + l->first, s->envp);
+	verbose_note(l->path, "traced, but the copy could not be made: loading it as usual");
+}
+
 /* `tiexec [OPTIONS] PROG ARGS`: options, PATH lookup, and the checks a
  * direct execve makes before it opens the file. */
 static void from_command_line(const struct start *s, struct launch *l)
@@ -647,6 +659,8 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 	l.reexec = l.path != NULL;
 	if (l.binfmt || l.reexec) {
 		from_binfmt(&s, &l);
+		if (l.binfmt && traced_by())
+			aside(&s, &l);
 	} else {
 		refuse_anonymous_reexec(&s);
 		from_command_line(&s, &l);

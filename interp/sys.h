@@ -139,6 +139,8 @@ static inline long sys_fgetxattr(int fd, const char *name, void *v, size_t n)
 #define TX_RLIM_INFINITY (~0ULL)
 #define TX_F_DUPFD_CLOEXEC 1030
 #define TX_F_SETLEASE 1024
+#define TX_F_SETFD 2
+#define TX_FD_CLOEXEC 1
 #define TX_F_RDLCK 0
 #define TX_F_UNLCK 2
 #define TX_SIGIO 29

@@ -1,0 +1,23 @@
+/* Stepping aside for a debugger or tracer.
+ *
+ * A stamped program started through binfmt_misc is, to the kernel, an
+ * exec of tiexec: a debugger that started it (gdb, ltrace) takes tiexec's
+ * aux vector for the program's, relocates the program by tiexec's entry
+ * and looks for the libraries through an interpreter that is not there --
+ * breakpoints are never hit, no call is traced.  When tiexec finds itself
+ * traced from exec (TracerPid in /proc/self/status), it gives the tracer a
+ * plain exec of the program instead: a copy with the stamp's marker bit
+ * cleared (so binfmt_misc does not send it back), executed by the kernel.
+ * The program then runs exactly as a direct exec would, on 4 KiB pages.
+ * The copy is a file, $TMPDIR/tiexec-aside-UID/NAME.INODE.SIZE.CTIME (a
+ * directory of mode 0700, made once; a copy is reused while the program
+ * is unchanged), because a debugger loads the symbols of the file
+ * /proc/PID/exe names; where that cannot be had, a memfd. */
+#pragma once
+
+/* The tracer's PID, or 0 when not traced (or /proc cannot tell). */
+long traced_by(void);
+
+/* The copy of the program open at fd, executed with argv and envp; returns
+ * only if that could not be done (then the caller loads it as usual). */
+void step_aside(int fd, const char *name, char **argv, char **envp);

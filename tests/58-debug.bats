@@ -1,0 +1,114 @@
+#!/usr/bin/env bats
+# Debuggers and tracers on stamped programs, compared with the direct exec:
+# gdb and ltrace starting a stamped program through binfmt_misc (tiexec
+# steps aside when traced from exec, interp/aside.h), as root and as uid
+# 65534 in a private binfmt_misc instance; gcore of a process whose text
+# tiexec copied.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup_file() {
+	[ "$(id -u)" = 0 ] || return 0
+	W=$(mktemp -d /tmp/tiexec-debug.XXXXXX)
+	chmod 755 "$W"
+	printf '#include <stdio.h>\n#include <stdlib.h>\nint main(void)\n{\n\tputs("hello");\n\treturn getenv("NOPE") != NULL;\n}\n' >"$W/hello.c"
+	gcc -g -O0 -o "$W/hello" "$W/hello.c"
+	cp "$W/hello" "$W/hello-s"
+	"$BUILD/stamp/tiexec-stamp" --min-text=0 "$W/hello-s" >/dev/null
+	mkdir -m 1777 "$W/tmp"
+	chmod -R a+rX "$W"
+	echo "$W" >"$BATS_FILE_TMPDIR/w"
+}
+
+teardown_file() {
+	[ -f "$BATS_FILE_TMPDIR/w" ] && rm -rf "$(cat "$BATS_FILE_TMPDIR/w")"
+	true
+}
+
+setup() {
+	[ "$(id -u)" = 0 ] || skip_unsupported "needs root: private binfmt_misc instances"
+	W=$(cat "$BATS_FILE_TMPDIR/w")
+	cd "$W"
+}
+
+# in_ns USER SCRIPT: bash -c SCRIPT in $W with tiexec registered in a
+# private binfmt_misc, as USER (root or nobody), TMPDIR=$W/tmp.
+in_ns() {
+	local t=$BATS_TEST_TMPDIR
+	status=0
+	TMPDIR=$W/tmp "$ROOT/scripts/binfmt-ns" --user "$1" --interpreter "$TIEXEC" --dir "$W" "$2" \
+		>"$t/ns.out" 2>"$t/ns.err" || status=$?
+	output=$(cat "$t/ns.out")
+	echo "in_ns $1: status $status, stderr: $(cat "$t/ns.err")"
+	[ "$status" -ne 90 ] || skip_unsupported "cannot mount a private binfmt_misc (needs Linux >= 6.7)"
+}
+
+GDB_SCRIPT='gdb -q -batch -ex "break main" -ex run -ex bt "$0" 2>&1 | grep -E "^Breakpoint 1,|^#0|exited"'
+
+@test "gdb starting a stamped program through binfmt_misc stops at main, as directly (root and uid 65534)" {
+	command -v gdb >/dev/null || skip_unsupported "gdb is not installed"
+	local who want
+	in_ns root "bash -c '$GDB_SCRIPT' ./hello"
+	want=$output
+	[[ "$want" == *"Breakpoint 1, main () at "*"hello.c:5"* ]]
+	[[ "$want" == *"#0  main () at "*"hello.c:5"* ]]
+	for who in root nobody; do
+		in_ns "$who" "TIEXEC_VERBOSE=1 ./hello-s && bash -c '$GDB_SCRIPT' ./hello-s"
+		[ "$status" -eq 0 ]
+		# Untraced it goes through tiexec; traced, the same stops as directly.
+		[[ "$output" == "hello"* ]]
+		same "$want" "$(grep -v '^hello$' <<<"$output")"
+	done
+	grep -q "tiexec: './hello-s': 0.0 of 0.0 MiB text" "$BATS_TEST_TMPDIR/ns.err"
+}
+
+@test "ltrace and strace of a stamped program through binfmt_misc trace the program's calls, as directly" {
+	command -v ltrace >/dev/null || skip_unsupported "ltrace is not installed"
+	in_ns root 'ltrace -e getenv+puts ./hello 2>&1 >/dev/null | grep -c -e "->puts(" -e "->getenv("'
+	[ "$output" = 2 ]
+	local who
+	for who in root nobody; do
+		in_ns "$who" 'ltrace -e getenv+puts ./hello-s 2>&1 >/dev/null | grep -c -e "->puts(" -e "->getenv("'
+		[ "$output" = 2 ]
+		in_ns "$who" 'strace -f -e trace=write ./hello-s 2>&1 >/dev/null | grep -c "write(1, \"hello\\\\n\""'
+		[ "$output" = 1 ]
+	done
+}
+
+@test "a traced start reuses its copy while the program is unchanged, and makes a new one after a rebuild" {
+	command -v strace >/dev/null || skip_unsupported "strace is not installed"
+	rm -rf "$W/tmp/tiexec-aside-0"
+	in_ns root 'strace -f -o /dev/null ./hello-s; strace -f -o /dev/null ./hello-s; ls tmp/tiexec-aside-0'
+	[ "$(wc -l <<<"$output")" -eq 3 ] # hello, hello, one copy
+	[ "$(stat -c %a "$W/tmp/tiexec-aside-0")" = 700 ]
+	cp hello-s hello-s.new
+	mv hello-s.new hello-s
+	in_ns root 'strace -f -o /dev/null ./hello-s; ls tmp/tiexec-aside-0 | wc -l'
+	same $'hello\n2' "$output"
+	# The copy is unstamped, otherwise the file.
+	local c
+	c=$(ls -t "$W/tmp/tiexec-aside-0/" | head -1)
+	run "$BUILD/stamp/tiexec-stamp" --check "$W/tmp/tiexec-aside-0/$c"
+	[[ "$output" == *"not stamped"* ]]
+}
+
+@test "gcore of copied text: unreadable by default (MADV_DONTDUMP), whole with 'set dump-excluded-mappings on'" {
+	command -v gdb >/dev/null || skip_unsupported "gdb is not installed"
+	coproc P { exec "$TIEXEC" --strategy=thp "$FIXTURES/perfhot" 30; }
+	local pid=$P_PID ready
+	read -r ready <&"${P[0]}"
+	[ "$ready" = ready ]
+	gdb -q -batch -p "$pid" -ex "gcore $BATS_TEST_TMPDIR/core.default" >/dev/null 2>&1
+	gdb -q -batch -p "$pid" -ex 'set dump-excluded-mappings on' -ex "gcore $BATS_TEST_TMPDIR/core.full" \
+		>/dev/null 2>&1
+	kill "$pid"
+	wait "$pid" || true
+	run gdb -q -batch "$FIXTURES/perfhot" "$BATS_TEST_TMPDIR/core.default" -ex bt
+	echo "$output"
+	[[ "$output" == *"Cannot access memory"* ]]
+	run gdb -q -batch "$FIXTURES/perfhot" "$BATS_TEST_TMPDIR/core.full" -ex bt
+	echo "$output"
+	[[ "$output" == *"#0  perfhot_spin () at "* ]]
+	[[ "$output" == *"in main ("*"perfhot_main.c:"* ]]
+	[[ "$output" != *"Cannot access memory"* ]]
+}
