@@ -231,6 +231,7 @@ int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, str
 	/* Pieces whose pages others map: not tried again (one bit each;
 	 * beyond CC_MAX_PIECES, as tiexec-warm may ask, tried every pass). */
 	uint64_t pinned[CC_MAX_PIECES / 64];
+	int synced = 0;
 	cc_zero((uint8_t *)pinned, sizeof(pinned));
 	for (int pass = 0; pass < CC_EVICT_PASSES && !r->shared; pass++) {
 		int again = 0;
@@ -245,8 +246,10 @@ int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, str
 			 * clean pages cost nothing. */
 			uint64_t p = r->a + k * CC_HUGE, off = r->off + k * CC_HUGE;
 			sys_madvise(p, CC_HUGE, MADV_DONTNEED);
-			if (r->writeback)
+			if (r->writeback == CC_WRITEBACK_RANGE)
 				SC(__NR_sync_file_range, r->fd, off, CC_HUGE, 7, 0, 0);
+			else if (r->writeback == CC_WRITEBACK_FSYNC && !synced++)
+				SC(__NR_fdatasync, r->fd, 0, 0, 0, 0, 0);
 			sys_fadvise(r->fd, off, CC_HUGE, POSIX_FADV_DONTNEED);
 			if (cc_evicted(p))
 				again = 1;

@@ -22,12 +22,18 @@ struct cconv {
  * per-piece arrays by it and leaves more text on 4 KiB pages. */
 #define CC_MAX_PIECES 8192
 
+#define CC_WRITEBACK_RANGE 1
+#define CC_WRITEBACK_FSYNC 2
+
 struct cconv_range {
 	int fd;
 	uint64_t a, b;        /* our mapping of it, 2 MiB-aligned */
 	uint64_t off;         /* the file offset mapped at a */
 	const uint8_t *keep;  /* per piece, nonzero: never evict (NULL: none) */
-	int writeback;        /* write dirty pages back so that they can be evicted too */
+	int writeback;        /* write dirty pages back so that they can be evicted too:
+			       * CC_WRITEBACK_RANGE per piece (sync_file_range), or
+			       * CC_WRITEBACK_FSYNC the whole file once (fdatasync:
+			       * overlayfs passes only that on to its real file) */
 	int shared;           /* another process may be converting the same range
 			       * (it holds the lock we gave up waiting for): evict
 			       * nothing, read no more than the pieces faulted in,

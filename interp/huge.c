@@ -30,6 +30,7 @@
 #include "memlimit.h"
 #include "rt.h"
 #include "sys.h"
+#include "fsfolio.h"
 #include "thpenv.h"
 
 /* TX_COMPAT=1 builds a test-only loader that behaves as on kernels before
@@ -397,7 +398,7 @@ static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint6
 
 /* The zero-copy attempt on segment s's 2 MiB-aligned pieces [a, b). */
 static void file_pieces(const struct huge_req *r, struct huge_result *res, const struct seg *s,
-			uint64_t a, uint64_t b, uint8_t *state, int shared)
+			uint64_t a, uint64_t b, uint8_t *state, int shared, int overlay)
 {
 	static uint8_t hs[MAX_PIECES];
 	uint64_t n = (b - a) / TX_HUGE;
@@ -409,7 +410,8 @@ static void file_pieces(const struct huge_req *r, struct huge_result *res, const
 	}
 	/* Dirty pages are written back first: the program's own file,
 	 * just linked, is worth its text on 2 MiB pages. */
-	struct cconv_range cr = { r->fd, a, b, s->offset + (a - s->vaddr), NULL, 1, shared };
+	struct cconv_range cr = { r->fd, a, b, s->offset + (a - s->vaddr), NULL,
+				  overlay ? CC_WRITEBACK_FSYNC : CC_WRITEBACK_RANGE, shared };
 	struct cconv_stats cs = { 0, 0 };
 	if (cconv_convert(&cc, &cr, hs, &cs) < 0) {
 		note(res, sys_faccessat(TX_AT_FDCWD, "/proc/self", 0) < 0
@@ -571,14 +573,18 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 		if (st == ST_AUTO || st == ST_FILE) {
 			if (s->own_lo < fend)
 				sys_madvise(s->own_lo, fend - s->own_lo, MADV_HUGEPAGE);
-			if (thpenv_process_thp_off()) {
+			struct fs_info fi;
+			fs_folios(r->fd, &fi);
+			if (fi.folios == FS_FOLIOS_NO) {
+				note(res, fs_folios_note(&fi));
+			} else if (thpenv_process_thp_off()) {
 				/* No PMD would map the cache: evict and read nothing. */
 				note(res, "file: transparent huge pages are disabled for this process (prctl PR_SET_THP_DISABLE)");
 			} else if (!layout_file_congruent(s)) {
 				note(res, "file: text is not placed congruent to its file offset modulo 2 MiB");
 			} else if (a < b) {
 				int locked = convert_lock(r->fd, a, b);
-				file_pieces(r, res, s, a, b, state + (a - oa) / TX_HUGE, locked < 0);
+				file_pieces(r, res, s, a, b, state + (a - oa) / TX_HUGE, locked < 0, fi.overlay);
 				if (locked > 0)
 					convert_unlock(r->fd);
 			}

@@ -215,13 +215,24 @@ static int report_skip(const struct lib *b, const char *what, long err)
 	return 1;
 }
 
+/* Whether the device stat gives is the one /proc/PID/maps shows (the
+ * superblock's).  On btrfs stat gives the subvolume's anonymous device
+ * (0:32) where maps gives the file system's (0:31): two anonymous devices
+ * (major 0) count as the same, the inode deciding. */
+static int same_device(const struct statx *st, const struct lib *b)
+{
+	if (st->stx_dev_major == b->maj && st->stx_dev_minor == b->min)
+		return 1;
+	return st->stx_dev_major == 0 && b->maj == 0;
+}
+
 /* Why the file opened by the mapping's name is not the mapped file, or
  * NULL if it is. */
 static const char *not_mapped_file(const struct lib *b, const struct statx *st)
 {
 	if ((st->stx_mode & S_IFMT) != S_IFREG)
 		return "not a regular file";
-	if (st->stx_ino != b->ino || st->stx_dev_major != b->maj || st->stx_dev_minor != b->min)
+	if (st->stx_ino != b->ino || !same_device(st, b))
 		return "replaced since ld.so mapped it";
 	if (b->off >= st->stx_size)
 		return "truncated since ld.so mapped it";

@@ -19,8 +19,10 @@ BUILD_PACKAGES=(meson ninja-build gcc pkg-config libelf-dev systemtap-sdt-dev cl
 # (tests/57-perfmap.bats); redis and the python test suite: the fast subset
 # of scripts/compat (tests/96-compat.bats); lld and clang: programs linked
 # as Rust links them, ASan (tests/22-libs.bats); ltrace, strace: tracers of
-# stamped programs (tests/58-debug.bats).
+# stamped programs (tests/58-debug.bats); btrfs-progs, squashfs-tools,
+# squashfuse, bindfs: the file systems of tests/27-filesystems.bats.
 TEST_PACKAGES=(g++ golang-go bats libc6-dev util-linux libcap2-bin attr nodejs chromium musl-tools lld clang ltrace strace
+	btrfs-progs squashfs-tools squashfuse bindfs
 	linux-perf gdb redis-server redis-tools "$(python_testsuite_package)")
 # scripts/package: the Debian tools, rpmbuild, scdoc (man pages) and what
 # tiexec-trace is built with.

@@ -234,19 +234,6 @@ loop_sum() {
 	[ "$HUGE_KB" -eq "$(inner_kb)" ]
 }
 
-# read_bytes WHAT...: the bytes the started program's process read from
-# disk (/proc/PID/io), tiexec's work included, while it waits (bigtext wait).
-read_bytes() {
-	coproc P { exec "$@" wait 2>/dev/null; }
-	local pid=$P_PID ready n
-	read -r ready <&"${P[0]}"
-	[ "$ready" = ready ] || return 1
-	n=$(awk '$1 == "read_bytes:" { print $2 }' "/proc/$pid/io")
-	exec {P[1]}>&-
-	wait "$pid" || true
-	echo "$n"
-}
-
 @test "PR_SET_THP_DISABLE: nothing evicted or read again, and -v names the prctl" {
 	cat "$D/big-pie" >/dev/null # the whole text in the cache
 	run_t "$FIXTURES/mdwe" thp-disable "$TIEXEC" -v "$D/big-pie" report

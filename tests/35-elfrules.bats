@@ -238,3 +238,18 @@ PY
 	done
 	[ "$dst" -eq 135 ] # the touch: SIGBUS
 }
+
+@test "setarch -R: addresses repeat from run to run through tiexec, and differ from the direct exec's (documented)" {
+	command -v setarch >/dev/null || skip_unsupported "setarch (util-linux) is not installed"
+	printf '#include <stdio.h>\nint main(void) { int local; printf("%%p %%p %%p\\n", (void *)main, (void *)printf, (void *)&local); return 0; }\n' >"$T/addr.c"
+	gcc -O0 -o "$T/addr" "$T/addr.c"
+	local d1 d2 t1 t2
+	d1=$(setarch -R "$T/addr")
+	d2=$(setarch -R "$T/addr")
+	t1=$(setarch -R "$TIEXEC" --min-text=0 "$T/addr")
+	t2=$(setarch -R "$TIEXEC" --min-text=0 "$T/addr")
+	echo "direct: $d1 / $d2; tiexec: $t1 / $t2"
+	[ "$d1" = "$d2" ]
+	[ "$t1" = "$t2" ]
+	[ "$t1" != "$d1" ]
+}

@@ -31,3 +31,17 @@ same_off() {
 	[[ "$2" =~ ^(.*),\ [0-9]+\.[0-9]+\ ms$ ]] || { echo "no time at the end of: $2"; return 1; }
 	same "$1" "${BASH_REMATCH[1]}"
 }
+
+# read_bytes CMD...: the bytes the process started by `CMD... wait` (a
+# bigtext program, through tiexec or not) read from disk by the time it is
+# ready (/proc/PID/io read_bytes: tiexec's work included).
+read_bytes() {
+	coproc RB { exec "$@" wait 2>/dev/null; }
+	local pid=$RB_PID ready n
+	read -r ready <&"${RB[0]}"
+	[ "$ready" = ready ] || return 1
+	n=$(awk '$1 == "read_bytes:" { print $2 }' "/proc/$pid/io")
+	exec {RB[1]}>&-
+	wait "$pid" || true
+	echo "$n"
+}
