@@ -1,7 +1,6 @@
 /* Which file systems give the page cache 2 MiB folios (see fsfolio.h). */
 #include "fsfolio.h"
 
-#include "rt.h"
 #include "sys.h"
 
 struct tx_statfs {
@@ -75,18 +74,3 @@ void fs_folios(int fd, struct fs_info *fi)
 	}
 }
 
-const char *fs_folios_note(const struct fs_info *fi)
-{
-	static struct msg m;
-
-	m.n = 0;
-	msg_str(&m, "file: ");
-	msg_str(&m, fi->name);
-	msg_str(&m, " keeps 4 KiB folios in the page cache on Linux ");
-	msg_u64(&m, fi->major);
-	msg_str(&m, ".");
-	msg_u64(&m, fi->minor);
-	msg_str(&m, ": nothing evicted or read again");
-	m.b[m.n < sizeof(m.b) ? m.n : sizeof(m.b) - 1] = '\0';
-	return m.b;
-}

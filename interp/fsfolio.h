@@ -10,7 +10,8 @@
  *   tmpfs    always (its own huge= mount option decides)
  *   btrfs, squashfs, FUSE, ramfs: not on any kernel tiexec knows
  * Anything else (overlayfs, whose files are another file system's; NFS,
- * erofs, ...) is tried, as before. */
+ * erofs, ...) is tried, as before.  Pure system calls, no runtime: the
+ * loader and tiexec-warm share it. */
 #pragma once
 
 enum fs_folios { FS_FOLIOS_YES, FS_FOLIOS_NO, FS_FOLIOS_UNKNOWN };
@@ -25,7 +26,3 @@ struct fs_info {
 /* For the file open at fd. */
 void fs_folios(int fd, struct fs_info *fi);
 
-/* "file: NAME keeps 4 KiB folios in the page cache on Linux X.Y: nothing
- * evicted or read again", in a buffer of its own (valid until the next
- * call). */
-const char *fs_folios_note(const struct fs_info *fi);

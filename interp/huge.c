@@ -430,6 +430,25 @@ static void file_pieces(const struct huge_req *r, struct huge_result *res, const
 			note(res, "file: the page cache kept small pages for part of the text (in use elsewhere, or no large folios on this filesystem)");
 }
 
+/* "file: NAME keeps 4 KiB folios in the page cache on Linux X.Y: nothing
+ * evicted or read again", in a buffer of its own: the notes are reported
+ * before the next file's. */
+static const char *fs_folios_note(const struct fs_info *fi)
+{
+	static struct msg m;
+
+	m.n = 0;
+	msg_str(&m, "file: ");
+	msg_str(&m, fi->name);
+	msg_str(&m, " keeps 4 KiB folios in the page cache on Linux ");
+	msg_u64(&m, fi->major);
+	msg_str(&m, ".");
+	msg_u64(&m, fi->minor);
+	msg_str(&m, ": nothing evicted or read again");
+	m.b[m.n < sizeof(m.b) ? m.n : sizeof(m.b) - 1] = '\0';
+	return m.b;
+}
+
 /* ---- cooperation between starts of the same program ----
  *
  * Processes starting the same program at once after its cache was dropped

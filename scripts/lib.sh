@@ -41,8 +41,8 @@ ensure_packages() {
 	fi
 	echo "== installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	apt-get -o DPkg::Lock::Timeout=300 update -qq
+	apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 # The Rust fixture needs a rustc: the one on PATH (rustup's), else Debian's.

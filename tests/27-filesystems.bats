@@ -66,6 +66,12 @@ no_waste() {
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"library '$T/b/libbl.so': 14.0 of 16.0 MiB text on 2 MiB pages (file 0.0, thp 14.0)"* ]]
 	[[ "$stderr" != *"replaced since"* ]]
+	# tiexec-warm says why, and evicts nothing either.
+	run_t "$BUILD/warm/tiexec-warm" -v "$T/b/big"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$T/b/big: 0.0 of 62.0 MiB warm (0.0 before), left alone: btrfs keeps 4 KiB folios in the page cache on Linux $KV"* ]]
+	[[ "$output" != *evicted* ]]
 }
 
 @test "squashfs (loop): nothing evicted, the text copied from the cache" {

@@ -68,7 +68,7 @@ teardown() {
 	local p
 	for p in tiexec-trace tiexec; do
 		if present "$p"; then
-			apt-get purge -y -qq "$p" >/dev/null 2>&1 || dpkg --purge --force-all "$p" >/dev/null 2>&1 || true
+			apt-get -o DPkg::Lock::Timeout=300 purge -y -qq "$p" >/dev/null 2>&1 || dpkg --purge --force-all "$p" >/dev/null 2>&1 || true
 		fi
 	done
 	# The rule, whoever left it (the package's prerm should have).
@@ -194,7 +194,7 @@ stop_waiting() {
 	for d in "${pkgs[@]}"; do dpkg-deb -c "$d"; done | awk '$1 !~ /^d/ { print $6 }' |
 		sed 's|^\./|/|' >"$STATE/files"
 
-	run apt-get install -y "${pkgs[@]}"
+	run apt-get -o DPkg::Lock::Timeout=300 install -y "${pkgs[@]}"
 	echo "$output"
 	[ "$status" -eq 0 ]
 
@@ -246,7 +246,7 @@ stop_waiting() {
 	# Purge: the rule, every file and the new directories go.
 	local purge=(tiexec)
 	[ -n "$TRACE_DEB" ] && purge=(tiexec-trace tiexec)
-	run apt-get purge -y "${purge[@]}"
+	run apt-get -o DPkg::Lock::Timeout=300 purge -y "${purge[@]}"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ ! -e "$BINFMT/tiexec" ]
@@ -275,7 +275,7 @@ stop_waiting() {
 	sed -i 's/^Version: .*/&+next1/' "$t/next/DEBIAN/control"
 	dpkg-deb -b "$t/next" "$t/tiexec_next_amd64.deb" >/dev/null
 
-	run apt-get install -y "$DEB"
+	run apt-get -o DPkg::Lock::Timeout=300 install -y "$DEB"
 	[ "$status" -eq 0 ]
 	cp "$FIXTURES/bigtext-pie" "$t/big"
 	/usr/bin/tiexec-stamp "$t/big"
@@ -285,7 +285,7 @@ stop_waiting() {
 	local old_ino
 	old_ino=$(stat -c %i /usr/libexec/tiexec/tiexec)
 
-	run apt-get install -y "$t/tiexec_next_amd64.deb"
+	run apt-get -o DPkg::Lock::Timeout=300 install -y "$t/tiexec_next_amd64.deb"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$(dpkg-query -W -f='${Version}' tiexec)" == *+next1 ]]

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cacheconv.h"
+#include "fsfolio.h"
 #include "mark.h"
 #include "needed.h"
 
@@ -297,6 +298,7 @@ struct result {
 	uint64_t converted, collapsed, evicted, cold;
 	uint64_t stuck; /* bytes still small after eviction, used by nobody we saw */
 	int writing, incongruent;
+	char no_folios[128]; /* "btrfs keeps 4 KiB folios ...": nothing tried */
 	struct piece_pids kept[64];
 	unsigned nkept, more_kept;
 	int pids[32];
@@ -437,10 +439,11 @@ static void report(const struct target *t, const struct result *r)
 		}
 		printf("\",\"aligned_kb\":%" PRIu64 ",\"warm_before_kb\":%" PRIu64 ",\"warm_kb\":%" PRIu64
 		       ",\"converted_kb\":%" PRIu64 ",\"cold_before_kb\":%" PRIu64 ",\"collapsed\":%" PRIu64
-		       ",\"evicted\":%" PRIu64 ",\"stuck_kb\":%" PRIu64 ",\"open_for_writing\":%s,\"incongruent\":%s,\"kept\":[",
+		       ",\"evicted\":%" PRIu64 ",\"stuck_kb\":%" PRIu64 ",\"open_for_writing\":%s,\"incongruent\":%s,"
+		       "\"no_large_folios\":%s,\"kept\":[",
 		       r->aligned >> 10, r->before >> 10, r->after >> 10, r->converted >> 10, r->cold >> 10,
 		       r->collapsed, r->evicted, r->stuck >> 10, r->writing > 0 ? "true" : "false",
-		       r->incongruent ? "true" : "false");
+		       r->incongruent ? "true" : "false", r->no_folios[0] ? "true" : "false");
 		for (unsigned i = 0; i < r->nkept; i++) {
 			printf("%s{\"offset\":%" PRIu64 ",\"pids\":[", i ? "," : "", r->kept[i].off);
 			for (unsigned j = 0; j < r->kept[i].npids; j++)
@@ -458,6 +461,8 @@ static void report(const struct target *t, const struct result *r)
 		printf(" (%.1f before)", r->before / 1048576.0);
 	if (opt.check && r->cold)
 		printf(", %.1f MiB not cached", r->cold / 1048576.0);
+	if (r->no_folios[0])
+		printf(", left alone: %s", r->no_folios);
 	if (r->writing > 0)
 		printf(", left alone: open for writing");
 	if (r->stuck)
@@ -543,7 +548,12 @@ static void do_target(const struct target *t)
 					add_pid(r.pids, &r.npids, 32, pp.pids[j]);
 		}
 	r.after = r.before;
-	if (!opt.check && r.before < r.aligned) {
+	struct fs_info fi;
+	fs_folios(fd, &fi);
+	if (fi.folios == FS_FOLIOS_NO)
+		snprintf(r.no_folios, sizeof(r.no_folios), "%s keeps 4 KiB folios in the page cache on Linux %u.%u",
+			 fi.name, fi.major, fi.minor);
+	if (!opt.check && r.before < r.aligned && !r.no_folios[0]) {
 		r.writing = open_for_writing(fd);
 		k = 0;
 		for (int i = 0; i < n; i++)
