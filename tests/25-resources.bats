@@ -187,7 +187,7 @@ in_cg() {
 	echo "auto on ramfs: status $status"
 	[ "$status" -eq 0 ]
 	[ "$(sum_of "$output")" = "$want" ]
-	[[ "$output" == *"tiexec: '$D/ramfs/big': file: the page cache kept small pages"* ]]
+	[[ "$output" == *"tiexec: '$D/ramfs/big': file: ramfs keeps 4 KiB folios in the page cache"* ]]
 	[[ "$output" == *"tiexec: '$D/ramfs/big': thp: the memory cgroup's limit (memory.limit_in_bytes) leaves no room for more copies"* ]]
 	# Some of it was copied all the same: the limit bounds, not forbids.
 	[[ "$output" =~ \(file\ 0\.0,\ thp\ [1-9][0-9]*\.0\) ]]
