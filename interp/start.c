@@ -694,7 +694,8 @@ struct build {
 };
 
 /* With a stage after ld.so, the exe link is set before ld.so runs:
- * tiexec's image leaves its file first (detach.h).  If it cannot, the
+ * tiexec's image leaves its file first (detach.h, which reads our own
+ * file: without the capability).  If it cannot, the
  * final stage sets it as without the hook -- except under the opt-in by
  * file capability, whose capability must be gone before ld.so: then the
  * link stays tiexec's and the hint is given. */
@@ -704,9 +705,11 @@ static void exe_link_early(struct build *b)
 
 	if (self_detach() == 0) {
 		b->mm.exe_fd = (uint32_t)prog.fd;
+		caps_raise();
 		e = b->exe_mode == ARCH_EXE_MAP
 			    ? sys_prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&b->mm, sizeof(b->mm), 0)
 			    : sys_prctl(PR_SET_MM, PR_SET_MM_EXE_FILE, (unsigned long)prog.fd, 0, 0);
+		caps_lower();
 		b->mm.exe_fd = (uint32_t)-1;
 	}
 	if (e == 0)
@@ -733,9 +736,9 @@ static void stage_exe_link(struct build *b)
 	if (a->args_ok && b->fp.kind != PAGE_NONE) {
 		caps_raise();
 		b->exe_mode = exe_link_mode(&b->mm, &b->exe_done);
+		caps_lower();
 		if (b->hook && b->exe_mode != ARCH_EXE_NONE)
 			exe_link_early(b);
-		caps_lower();
 	}
 	if (b->exe_mode == ARCH_EXE_NONE && !b->exe_done)
 		b->hint = exe_hint();

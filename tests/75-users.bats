@@ -386,10 +386,11 @@ try_gdb() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"exe traits"* ]]
 	# From tiexec's exec on: E0 effective emptied, E1 raised, DROP all
-	# gone, io any read or open, mm PR_SET_MM_MAP.  The link is set (E1
-	# mm: the probe, then the prctl once tiexec left its file), the bounds
-	# told (E0 mm), every capability dropped before ld.so runs; after that
-	# (ld.so, the stage after it, the program) only io.
+	# gone, io any read or open, mm PR_SET_MM_MAP.  The probe (E1 mm),
+	# tiexec leaving its file (E0 io: it reads its own), the link set
+	# (E1 mm), the bounds told (E0 mm), every capability dropped before
+	# ld.so runs; after that (ld.so, the stage after it, the program) only
+	# io.
 	local seq
 	seq=$(sed -n '/execve("\.\/tiexec-cap"/,$p' "$BATS_TEST_TMPDIR/st" | awk '
 		/capset\(.*permitted=0,/ { print "DROP"; next }
@@ -398,7 +399,7 @@ try_gdb() {
 		/PR_SET_MM_MAP/ { print "mm"; next }
 		/openat|read\(|pread64/ { print "io"; next }' | uniq | tr '\n' ' ')
 	echo "$seq"
-	[[ "$seq" =~ ^E0\ io\ E1\ mm\ E0\ mm\ DROP\ io\ $ ]]
+	[[ "$seq" =~ ^E0\ io\ E1\ mm\ E0\ io\ E1\ mm\ E0\ mm\ DROP\ io\ $ ]]
 }
 
 @test "opt-in: no constructor, preload or audit module ever has the capability (uid 65534)" {

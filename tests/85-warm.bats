@@ -2,6 +2,7 @@
 # started without tiexec.  The cache drops are on the tests' own copies,
 # except the clang-14/node test, which drops the clean cache of those
 # system files (harmless: they are read back, warm, by the test itself).
+bats_require_minimum_version 1.5.0
 load test_helper
 
 WARM=$BUILD/warm/tiexec-warm

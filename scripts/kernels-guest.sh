@@ -1,0 +1,117 @@
+#!/bin/sh
+# Runs inside a guest booted by scripts/kernels (busybox sh as /init's
+# child): tiexec's checks on one file system, mounted at $1 with the test
+# programs in $1/t.  Prints one line per result, "TX FS KEY VALUE...", for
+# the host to collect; a check the kernel cannot do says "TX FS KEY n/a WHY".
+fs=$1
+d=$2/t
+T=/tmp/$fs
+mkdir -p "$T"
+say() { echo "TX $fs $*"; }
+
+# The text of one -v line: "X of Y MiB text on 2 MiB pages (file a, thp b)".
+placed() { sed -n "s/^tiexec: '[^']*': \([0-9.]* of [0-9.]* MiB text on 2 MiB pages ([^)]*)\).*/\1/p" "$1" | head -1; }
+lib_placed() {
+	sed -n "s/^tiexec: '[^']*': library '[^']*': \([0-9.]* of [0-9.]* MiB text on 2 MiB pages ([^)]*)\).*/\1/p" "$1" | head -1
+}
+# The first line of -v that is not the summary: why something fell back.
+why() { grep -v ' MiB text on 2 MiB pages (' "$1" | sed "s/^tiexec: '[^']*': //" | head -1; }
+drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+ms() { sed -n 's/.*, \([0-9.]*\) ms$/\1/p' "$1" | head -1; }
+
+# read_bytes CMD...: bytes the started program's process read from disk
+# by the time it waits (bigtext wait).
+read_bytes() {
+	rm -f "$T/fifo" "$T/rb.out"
+	mkfifo "$T/fifo"
+	"$@" wait <"$T/fifo" >"$T/rb.out" 2>/dev/null &
+	pid=$!
+	exec 7>"$T/fifo"
+	i=0
+	while [ "$(cat "$T/rb.out")" != ready ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+	sed -n 's/^read_bytes: //p' "/proc/$pid/io"
+	exec 7>&-
+	wait $pid
+}
+
+# anon_kb CMD...: KiB of anonymous memory in the program's executable
+# mappings (private copies of text) while it waits.
+anon_kb() {
+	rm -f "$T/fifo" "$T/rb.out"
+	mkfifo "$T/fifo"
+	"$@" wait <"$T/fifo" >"$T/rb.out" 2>/dev/null &
+	pid=$!
+	exec 7>"$T/fifo"
+	i=0
+	while [ "$(cat "$T/rb.out")" != ready ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { x = (substr($2, 3, 1) == "x"); next } x && /^Anonymous:/ { kb += $2 } END { print kb + 0 }' "/proc/$pid/smaps"
+	exec 7>&-
+	wait $pid
+}
+
+say kernel "$(uname -r)"
+
+# 1. Fidelity: argv, environment, auxv, exit status, a signal.
+"$d/probe-pie" a 'b c' '' >"$T/direct" 2>&1
+"$d/tiexec" --min-text=0 "$d/probe-pie" a 'b c' '' >"$T/via" 2>&1
+if cmp -s "$T/direct" "$T/via"; then say fidelity same; else say fidelity differs; diff "$T/direct" "$T/via" | head -5; fi
+PROBE_EXIT=7 "$d/tiexec" --min-text=0 "$d/probe-pie" >/dev/null 2>&1
+say exit-status "$?"
+PROBE_SIGNAL=15 "$d/tiexec" --min-text=0 "$d/probe-pie" >/dev/null 2>&1
+say signal-status "$?"
+
+# 2. Text on 2 MiB pages per strategy, for a PIE (cold cache, then warm),
+#    a static program and a program whose code is in a 16 MiB library.
+for st in file auto thp; do
+	drop
+	"$d/tiexec" -v --strategy=$st "$d/big" loop 10 >/dev/null 2>"$T/cold"
+	"$d/tiexec" -v --strategy=$st "$d/big" loop 10 >/dev/null 2>"$T/warm"
+	say "pie-$st" "$(placed "$T/warm")"
+	say "pie-$st-ms" "$(ms "$T/warm")"
+	cat "$d/big" >/dev/null
+	say "pie-$st-read" "$(read_bytes "$d/tiexec" --strategy=$st "$d/big")"
+	say "pie-$st-anon-kb" "$(anon_kb "$d/tiexec" --strategy=$st "$d/big")"
+	say "pie-$st-why" "$(why "$T/warm")"
+done
+cat "$d/big" >/dev/null
+say direct-read "$(read_bytes "$d/big")"
+"$d/tiexec" -v "$d/big-static" loop 10 >/dev/null 2>"$T/static"
+say static-auto "$(placed "$T/static")"
+drop
+"$d/tiexec" -v "$d/bl" loop 10 >/dev/null 2>"$T/lib"
+"$d/tiexec" -v "$d/bl" loop 10 >/dev/null 2>"$T/lib"
+say lib-auto "$(lib_placed "$T/lib")"
+say lib-auto-why "$(grep "library" "$T/lib" | grep -v ' MiB text on 2 MiB pages (' | sed "s/^tiexec: '[^']*': library '[^']*': //" | head -1)"
+
+# 3. tiexec-warm on the PIE, after its cache was dropped.
+drop
+"$d/tiexec-warm" "$d/big" >"$T/warm.out" 2>&1
+say warm "$(sed "s|^$d/||" "$T/warm.out" | head -1)"
+
+# 4. binfmt_misc: the guest's own instance (per-namespace ones need 6.7).
+if [ -w /proc/sys/fs/binfmt_misc/register ]; then
+	"$d/tiexec-binfmt" register --interpreter "$d/tiexec" >"$T/reg" 2>&1 || cat "$T/reg"
+	TIEXEC_VERBOSE=1 "$d/big-s" loop 10 >/dev/null 2>"$T/binfmt"
+	say binfmt "$(placed "$T/binfmt")"
+	cat "$T/binfmt"
+	echo -1 >/proc/sys/fs/binfmt_misc/tiexec 2>/dev/null
+else
+	say binfmt n/a "binfmt_misc not mounted"
+fi
+
+# 5. An ordinary user (uid 65534).
+if /usr/local/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$d/tiexec" -v "$d/big" loop 10 >/dev/null 2>"$T/user"; then
+	say user "$(placed "$T/user")"
+else
+	say user failed "$(head -1 "$T/user")"
+fi
+
+# 6. MemoryDenyWriteExecute where the kernel has it (6.3).
+if "$d/mdwe" prctl true 2>/dev/null; then
+	"$d/mdwe" prctl "$d/tiexec" -v --strategy=thp "$d/big" loop 10 >/dev/null 2>"$T/mdwe"
+	say mdwe "$(placed "$T/mdwe")"
+	say mdwe-why "$(why "$T/mdwe")"
+else
+	say mdwe n/a "PR_SET_MDWE needs Linux 6.3"
+fi
+say done 1

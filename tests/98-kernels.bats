@@ -1,0 +1,45 @@
+#!/usr/bin/env bats
+# scripts/kernels: tiexec's checks inside Debian's stock kernels (5.10,
+# 6.1, 6.12) under qemu, on ext4 and XFS.  Every program runs as a direct
+# exec would; the rows are what a user of those kernels gets today.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+	[ "$(id -u)" = 0 ] || skip_unsupported "needs root: installs qemu, loop-mounts an XFS image"
+}
+
+@test "kernels 5.10, 6.1, 6.12 on ext4 and XFS: every check runs as directly; zero-copy exactly where the cache has 2 MiB folios" {
+	run --separate-stderr timeout 1500 "$ROOT/scripts/kernels" --json
+	echo "$stderr" | tail -20
+	[ "$status" -eq 0 ]
+	echo "$output" | tee "$BATS_TEST_TMPDIR/rows.json"
+	[ "$(wc -l <<<"$output")" -eq 6 ]
+	python3 - "$BATS_TEST_TMPDIR/rows.json" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+seen = set()
+for r in rows:
+    k, fs = r["kernel"], r["fs"]
+    seen.add((k, fs))
+    assert r["fidelity"] == "same", r
+    zero = fs == "xfs" and k in ("6.1", "6.12")
+    # file: the whole aligned text from the page cache, or nothing.
+    assert r["pie-file"].startswith("62.0 of 64.0" if zero else "0.0 of 64.0"), r
+    # auto: always 62 MiB on 2 MiB pages, by the cache or by a copy.
+    assert r["pie-auto"].startswith("62.0 of 64.0"), r
+    assert ("file 62.0" in r["pie-auto"]) == zero, r
+    assert r["lib-auto"].startswith("14.0 of 16.0"), r
+    # A warm start reads nothing from disk, however it places the text.
+    assert int(r["pie-auto-read"]) < (1 << 20), r
+    if not zero:
+        assert "keeps 4 KiB folios in the page cache on Linux " + k in r["pie-file-why"], r
+        assert "left alone: " in r["warm"], r
+    else:
+        assert r["warm"].endswith("62.0 of 62.0 MiB warm (0.0 before)"), r
+    assert r["binfmt"].startswith("62.0 of 64.0"), r
+    assert r["user"].startswith("62.0 of 64.0"), r
+    assert r["mdwe"].startswith("n/a") == (k in ("5.10", "6.1")), r
+assert seen == {(k, f) for k in ("5.10", "6.1", "6.12") for f in ("ext4", "xfs")}, seen
+PY
+}
