@@ -19,9 +19,9 @@ why() { grep -v ' MiB text on 2 MiB pages (' "$1" | sed "s/^tiexec: '[^']*': //"
 drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 ms() { sed -n 's/.*, \([0-9.]*\) ms$/\1/p' "$1" | head -1; }
 
-# read_bytes CMD...: bytes the started program's process read from disk
-# by the time it waits (bigtext wait).
-read_bytes() {
+# start CMD...: CMD wait (a bigtext program) in the background, until it
+# is ready; its PID in $pid.  stop: lets it finish.
+start() {
 	rm -f "$T/fifo" "$T/rb.out"
 	mkfifo "$T/fifo"
 	"$@" wait <"$T/fifo" >"$T/rb.out" 2>/dev/null &
@@ -29,24 +29,26 @@ read_bytes() {
 	exec 7>"$T/fifo"
 	i=0
 	while [ "$(cat "$T/rb.out")" != ready ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
-	sed -n 's/^read_bytes: //p' "/proc/$pid/io"
+}
+stop() {
 	exec 7>&-
 	wait $pid
+}
+
+# read_bytes CMD...: bytes the program's process read from disk by the
+# time it waits.
+read_bytes() {
+	start "$@"
+	sed -n 's/^read_bytes: //p' "/proc/$pid/io"
+	stop
 }
 
 # anon_kb CMD...: KiB of anonymous memory in the program's executable
 # mappings (private copies of text) while it waits.
 anon_kb() {
-	rm -f "$T/fifo" "$T/rb.out"
-	mkfifo "$T/fifo"
-	"$@" wait <"$T/fifo" >"$T/rb.out" 2>/dev/null &
-	pid=$!
-	exec 7>"$T/fifo"
-	i=0
-	while [ "$(cat "$T/rb.out")" != ready ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+	start "$@"
 	awk '/^[0-9a-f]+-[0-9a-f]+ / { x = (substr($2, 3, 1) == "x"); next } x && /^Anonymous:/ { kb += $2 } END { print kb + 0 }' "/proc/$pid/smaps"
-	exec 7>&-
-	wait $pid
+	stop
 }
 
 say kernel "$(uname -r)"
