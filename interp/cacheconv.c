@@ -162,6 +162,51 @@ long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write)
 	return 0;
 }
 
+static int changed_by_pagemap(uint64_t a, uint64_t b)
+{
+	static uint64_t e[512];
+	int fd = (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+	int any = 0;
+
+	for (uint64_t at = a; fd >= 0 && at < b && !any;) {
+		uint64_t want = (b - at) / CC_PAGE < 512 ? (b - at) / CC_PAGE : 512;
+		long got = sys_pread(fd, e, want * 8, at / CC_PAGE * 8);
+		if (got < 8)
+			break;
+		for (long i = 0; i < got / 8; i++)
+			any |= ((e[i] >> 63) & 1 && !((e[i] >> 61) & 1)) || ((e[i] >> 62) & 1);
+		at += (uint64_t)(got / 8) * CC_PAGE;
+	}
+	if (fd >= 0)
+		sys_close(fd);
+	return any;
+}
+
+int cconv_changed(struct cconv *c, uint64_t a, uint64_t b)
+{
+	struct tx_page_region v[1];
+	struct tx_pm_scan_arg arg;
+	uint8_t none;
+
+	if (c->pagemap_fd == -2)
+		cconv_scan(c, a, a, &none); /* opens it */
+	if (c->pagemap_fd < 0)
+		return changed_by_pagemap(a, b);
+	cc_zero((uint8_t *)&arg, sizeof(arg));
+	arg.size = sizeof(arg);
+	arg.start = a;
+	arg.end = b;
+	arg.vec = (uint64_t)(uintptr_t)v;
+	arg.vec_len = 1;
+	arg.max_pages = 1;
+	arg.category_inverted = TX_PAGE_IS_FILE;
+	arg.category_mask = TX_PAGE_IS_FILE;
+	arg.category_anyof_mask = TX_PAGE_IS_PRESENT | TX_PAGE_IS_SWAPPED;
+	arg.return_mask = TX_PAGE_IS_FILE;
+	long n = sys_ioctl(c->pagemap_fd, TX_PAGEMAP_SCAN, &arg);
+	return n < 0 ? changed_by_pagemap(a, b) : n > 0;
+}
+
 /* MADV_COLLAPSE on each small piece: in place, without evicting anything,
  * on kernels with CONFIG_READ_ONLY_THP_FOR_FS; EINVAL elsewhere (file text
  * then cannot be collapsed at all), remembered. */

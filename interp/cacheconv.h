@@ -60,6 +60,13 @@ uint64_t cconv_parse_num(const char **s, unsigned base);
  * covers all of them.  Returns 0, or -1 when the kernel cannot tell. */
 int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs);
 
+/* Whether any page of [a, b) is no longer the file's: anonymous, present
+ * or swapped out (a private copy made by writing: text relocations, a
+ * patch).  PAGEMAP_SCAN asks in one call; before 6.7 /proc/self/pagemap is
+ * read (bit 63 present, 62 swapped, 61 file page).  0 when it cannot be
+ * told. */
+int cconv_changed(struct cconv *c, uint64_t a, uint64_t b);
+
 /* Faults [a, a + len) in: MADV_POPULATE_READ/WRITE (Linux 5.14), else one
  * touch per page.  Returns 0 or a negative errno. */
 long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write);

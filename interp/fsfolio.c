@@ -42,19 +42,21 @@ static unsigned number(const char **p)
 void fs_folios(int fd, struct fs_info *fi)
 {
 	static struct tx_utsname u;
+	static unsigned major, minor, asked;
 	struct tx_statfs sf;
 
+	if (!asked++ && SC(__NR_uname, &u, 0, 0, 0, 0, 0) == 0) {
+		const char *p = u.release;
+		major = number(&p);
+		if (*p == '.')
+			p++;
+		minor = number(&p);
+	}
 	fi->folios = FS_FOLIOS_UNKNOWN;
 	fi->overlay = 0;
 	fi->name = "this file system";
-	fi->major = fi->minor = 0;
-	if (SC(__NR_uname, &u, 0, 0, 0, 0, 0) == 0) {
-		const char *p = u.release;
-		fi->major = number(&p);
-		if (*p == '.')
-			p++;
-		fi->minor = number(&p);
-	}
+	fi->major = major;
+	fi->minor = minor;
 	if (SC(__NR_fstatfs, fd, &sf, 0, 0, 0, 0) < 0)
 		return;
 	for (unsigned i = 0; i < sizeof(known) / sizeof(known[0]); i++) {

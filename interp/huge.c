@@ -55,6 +55,11 @@ void huge_done(void)
 	cconv_close(&cc);
 }
 
+int huge_text_changed(uint64_t lo, uint64_t hi)
+{
+	return cconv_changed(&cc, lo, hi);
+}
+
 static void note(struct huge_result *res, const char *why)
 {
 	for (unsigned i = 0; i < res->nnotes; i++)

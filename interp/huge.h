@@ -32,6 +32,10 @@ struct huge_req {
 
 void huge_apply(const struct huge_req *r, struct huge_result *res);
 
+/* Whether text in [lo, hi) is no longer the file's (cconv_changed): such
+ * text is never replaced. */
+int huge_text_changed(uint64_t lo, uint64_t hi);
+
 /* The last thing before the program starts: releases what huge_apply kept
  * open (the pagemap descriptor). */
 void huge_done(void);

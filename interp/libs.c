@@ -239,39 +239,17 @@ static const char *not_mapped_file(const struct lib *b, const struct statx *st)
 	return NULL;
 }
 
-/* KiB of [lo, hi) that are no longer the file's page cache: anonymous
- * pages (ld.so's text relocations, DT_TEXTREL; a patch by an audit module
- * or an IFUNC resolver), present or swapped out, from /proc/self/pagemap
- * (bit 63 present, 62 swapped, 61 file page).  Such text is never
- * replaced.  0 when pagemap cannot be read (then nothing tells). */
-static uint64_t modified_kib(int pagemap, uint64_t lo, uint64_t hi)
-{
-	static uint64_t e[512];
-	uint64_t n = 0;
-
-	for (uint64_t a = lo; pagemap >= 0 && a < hi;) {
-		uint64_t want = (hi - a) / TX_PAGE < 512 ? (hi - a) / TX_PAGE : 512;
-		long got = sys_pread(pagemap, e, want * 8, a / TX_PAGE * 8);
-		if (got < 8)
-			break;
-		for (long i = 0; i < got / 8; i++)
-			n += ((e[i] >> 63) & 1 && !((e[i] >> 61) & 1)) || ((e[i] >> 62) & 1);
-		a += (uint64_t)(got / 8) * TX_PAGE;
-	}
-	return n * (TX_PAGE / 1024);
-}
-
 /* One library's text mapping, through the same strategies as the
  * program's own text.  The file is opened by the path the mapping names,
  * and used only if it is still the mapped file (device and inode).
  * Returns 1 once the library is reported, placed or left (the libs probe
  * counts them: one lib probe each). */
-static int place_lib(const struct lib *b, const struct opts *o, int pagemap)
+static int place_lib(const struct lib *b, const struct opts *o)
 {
 	struct statx st;
 	struct huge_result hr;
 
-	if (modified_kib(pagemap, b->lo, b->hi))
+	if (huge_text_changed(b->lo, b->hi))
 		return report_skip(b, "its text was changed in memory: text relocations (DT_TEXTREL) or a patch", 0);
 	int fd = (int)sys_openat(TX_AT_FDCWD, b->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
 
@@ -327,11 +305,8 @@ __attribute__((noreturn, used)) void tiexec_hook_main(uint64_t *sp)
 		say(&m);
 	}
 	unsigned n = find_libs(libs, maps);
-	int pagemap = n ? (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0) : -1;
 	for (unsigned i = 0; i < n; i++)
-		reported += (uint64_t)place_lib(&libs[i], &o, pagemap);
-	if (pagemap >= 0)
-		sys_close(pagemap);
+		reported += (uint64_t)place_lib(&libs[i], &o);
 	maps_free(maps, cap);
 	TX_PROBE(libs, prog.path, reported, now_ns() - t0);
 	(void)t0, (void)reported;

@@ -78,7 +78,9 @@ static inline long sys_call6(long n, long a, long b, long c, long d, long e, lon
 /* PAGEMAP_SCAN (Linux 6.7): asks the kernel which ranges of our own address
  * space are mapped by huge pages (PMD-mapped THP or hugetlb), unprivileged. */
 #define TX_PAGEMAP_SCAN 0xc0606610UL /* _IOWR('f', 16, struct pm_scan_arg) */
+#define TX_PAGE_IS_FILE (1UL << 2)
 #define TX_PAGE_IS_PRESENT (1UL << 3)
+#define TX_PAGE_IS_SWAPPED (1UL << 4)
 #define TX_PAGE_IS_HUGE (1UL << 6)
 struct tx_page_region {
 	uint64_t start, end, categories;

@@ -243,6 +243,11 @@ mask() {
 		[ "$status" -eq 0 ]
 		same "$want" "$output"
 		grep -qx "tiexec: '$FIXTURES/textrel': library '$FIXTURES/libtextrel.so': not placed (its text was changed in memory: text relocations (DT_TEXTREL) or a patch)" <<<"$stderr"
+		# Without PAGEMAP_SCAN (before 6.7), /proc/self/pagemap tells.
+		run --separate-stderr timeout 60 "$BUILD/interp/tiexec-compat" -v $how "$FIXTURES/textrel"
+		[ "$status" -eq 0 ]
+		same "$want" "$output"
+		[[ "$stderr" == *"library '$FIXTURES/libtextrel.so': not placed (its text was changed in memory"* ]]
 		# The patch lands in a 2 MiB piece tiexec placed before the
 		# constructor ran.
 		run --separate-stderr timeout 60 env PATCH=1 "$TIEXEC" -v $how "$FIXTURES/patchtext"
