@@ -390,8 +390,7 @@ struct plan {
 	long pargc, nenv_out, naux;
 	int env_in_block; /* argv, environment and hint strings in the block */
 	size_t fnlen, xlen, words, len;
-	size_t prelen;  /* the preinit array (hookpoint.h), first in strs */
-	size_t fn_off;  /* execfn, after it */
+	size_t fn_off;  /* execfn, after the preinit array (hookpoint.h) */
 	size_t orglen;  /* the $ORIGIN strings (origin.h), after execfn */
 	size_t env_off; /* where argv+environment strings or the hint go in strs */
 	uint64_t dst; /* the block's final address: the program's sp */
@@ -409,7 +408,6 @@ static void plan_block(const struct start *s, long first, const char *execfn, co
 	if (hint && a->env_ok && a->moved + a->env_keep + p->xlen > a->end - a->arg_start)
 		p->env_in_block = 1;
 	p->words = 1 + (size_t)p->pargc + 1 + (size_t)p->nenv_out + 1 + 2 * (size_t)p->naux;
-	p->prelen = prelen;
 	p->fn_off = prelen;
 	p->orglen = orglen;
 	p->env_off = prelen + p->fnlen + orglen;
@@ -677,8 +675,7 @@ struct build {
 	struct start *s;
 	long first;
 	const char *execfn;
-	int hook;
-	const struct hookpoint *hp;
+	const struct hookpoint *hp; /* the stage after ld.so, or NULL */
 	struct areas a;
 	struct plan p;
 	struct prctl_mm_map mm;
@@ -725,7 +722,7 @@ static void stage_exe_link(struct build *b)
 	struct areas *a = &b->a;
 
 	program_bounds(&b->mm);
-	final_page_open(&b->fp, b->hook);
+	final_page_open(&b->fp, b->hp != NULL);
 	find_areas(b->s, b->first, NULL, a);
 	b->mm.arg_start = a->arg_start;
 	b->mm.arg_end = a->arg_start + a->moved;
@@ -737,7 +734,7 @@ static void stage_exe_link(struct build *b)
 		caps_raise();
 		b->exe_mode = exe_link_mode(&b->mm, &b->exe_done);
 		caps_lower();
-		if (b->hook && b->exe_mode != ARCH_EXE_NONE)
+		if (b->hp && b->exe_mode != ARCH_EXE_NONE)
 			exe_link_early(b);
 	}
 	if (b->exe_mode == ARCH_EXE_NONE && !b->exe_done)
@@ -746,7 +743,7 @@ static void stage_exe_link(struct build *b)
 	 * it runs unless the link is set before (not after the hook, nor for
 	 * an ordinary user): hand it the strings expanded.  The program's
 	 * directory (a readlink) only if it has any. */
-	if ((b->hint || (b->hook && !b->exe_done)) && !aux[AT_SECURE] && origin_find(b->fx, "") &&
+	if ((b->hint || (b->hp && !b->exe_done)) && !aux[AT_SECURE] && origin_find(b->fx, "") &&
 	    (b->hint || program_path()))
 		b->nfix = origin_find(b->fx, prog_dir);
 	for (unsigned i = 0; i < b->nfix; i++)
@@ -921,10 +918,8 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 	static struct arch_final fin;
 	static char path_copy[4096];
 
-	int hook = hp != NULL;
-
 	/* The argument strings move below: keep the name messages use. */
-	if (hook && strlen(prog.path) < sizeof(path_copy)) {
+	if (hp && strlen(prog.path) < sizeof(path_copy)) {
 		memcpy(path_copy, prog.path, strlen(prog.path) + 1);
 		prog.path = path_copy;
 	}
@@ -932,19 +927,17 @@ __attribute__((noreturn)) void start_program(struct start *s, long first, const 
 	b.s = s;
 	b.first = first;
 	b.execfn = execfn;
-	b.hook = hook;
 	b.hp = hp;
 	stage_exe_link(&b);
 	stage_plan(&b);
 	stage_tell_kernel(&b);
 	stage_strings(&b);
 	stage_final(&b, &fin, entry);
-	if (hook) {
+	if (hp) {
 		after.hp = *hp;
 		after.pre_final = b.strs_final;
-	}
-	if (hook)
 		hop_to_ldso(&fin, &b.fp, b.auxo, (void *)(uintptr_t)b.p.dst, b.w, b.p.len, entry);
+	}
 	uint64_t page = final_page_commit(&b.fp, &fin);
 	enter_final(&fin, page, (const struct arch_final *)(uintptr_t)(page + final_data_off()),
 		    (void *)(uintptr_t)b.p.dst, b.w, b.p.len);
