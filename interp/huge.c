@@ -27,10 +27,10 @@
 #include <linux/fadvise.h>
 
 #include "cacheconv.h"
+#include "fsfolio.h"
 #include "memlimit.h"
 #include "rt.h"
 #include "sys.h"
-#include "fsfolio.h"
 #include "thpenv.h"
 
 /* TX_COMPAT=1 builds a test-only loader that behaves as on kernels before

@@ -1,17 +1,17 @@
 /* The stage after the dynamic linker: shared libraries' text on 2 MiB pages.
  *
  * Stage contract.  ld.so has mapped and relocated every DT_NEEDED library
- * and run their constructors (which may have started threads), and jumps
- * to AT_ENTRY -- tiexec_hook (arch.h), which saved its registers and calls
- * tiexec_hook_main on the program's stack, below its initial frame.  The
- * loader is still mapped with all its state (prog, interp, opt).  This
+ * and run no initializer yet: it calls tiexec_hook (arch.h) as the
+ * program's first preinit function (glibc), or jumps to it as AT_ENTRY
+ * (musl) -- see hookpoint.h.  The hook saved ld.so's registers and calls
+ * tiexec_hook_main on the program's stack.  The loader is still mapped,
+ * off its file (detach.h), with all its state (prog, interp, opt).  This
  * stage may use anything the loader uses, must not touch the program's
- * initial frame except AT_ENTRY in its aux vector (put back to the
- * program's own entry, which getauxval reads), and ends in the final stage
- * (start_after_hook), which unmaps tiexec and enters the program with the
- * registers ld.so left.  Every library mapping it changes goes through
- * huge.c, whose copies replace text in one mremap, so that a running
- * thread never sees it unmapped or half written. */
+ * initial frame, and ends in the final stage (start_after_hook), which
+ * puts back what the hook point borrowed, unmaps tiexec and returns into
+ * ld.so (or enters the program) with the registers ld.so left.  Every
+ * library mapping it changes goes through huge.c, whose copies replace
+ * text in one mremap, so that it is never unmapped or half written. */
 #include <errno.h>
 #include <linux/auxvec.h>
 
@@ -288,11 +288,11 @@ static int place_lib(const struct lib *b, const struct opts *o)
 	return 1;
 }
 
-__attribute__((noreturn, used)) void tiexec_hook_main(uint64_t *sp)
+__attribute__((noreturn, used)) void tiexec_hook_main(void)
 {
 	static struct lib libs[LIBS_MAX];
 	struct opts o = opt;
-	(void)sp;
+
 	self_reattach();
 	uint64_t t0 = now_ns(), reported = 0, cap;
 

@@ -117,8 +117,9 @@ struct hookpoint;
 __attribute__((noreturn)) void start_program(struct start *s, long first, const char *execfn,
 					     uint64_t entry, const struct hookpoint *hp);
 /* ---- libs.c: the stage after the dynamic linker ---- */
-/* Entered from tiexec_hook (arch.h) with the program's stack pointer. */
-__attribute__((noreturn)) void tiexec_hook_main(uint64_t *sp);
-/* The hook's last step: the final stage, into the program, with the
+/* Entered from tiexec_hook (arch.h), on the program's stack. */
+__attribute__((noreturn)) void tiexec_hook_main(void);
+/* The hook's last step: the final stage, back into ld.so or into the
+ * program, with the
  * registers ld.so left. */
 __attribute__((noreturn)) void start_after_hook(void);

@@ -510,12 +510,12 @@ __attribute__((noreturn)) static void enter_final(struct arch_final *fin, uint64
 /* ---- the stage after the dynamic linker ---------------------------------- */
 
 /* When the libraries' text is wanted on huge pages too (libs.c), ld.so
- * must run first and then give control back: the aux vector on the stack
- * names tiexec_hook as AT_ENTRY (the kernel's copy, /proc/PID/auxv, keeps
- * the program's), tiexec stays mapped, and the final stage waits for the
- * hook.  Everything else -- the stack, the bounds, the capabilities, the
- * program's descriptor for the exe link, the final stage's page -- is
- * ready before ld.so runs. */
+ * must run first and then give control back at the hook point
+ * (hookpoint.h: the program's preinit array, or AT_ENTRY on the stack,
+ * whose kernel copy /proc/PID/auxv keeps the program's); tiexec stays
+ * mapped, off its file, and the final stage waits for the hook.
+ * Everything else -- the stack, the bounds, the exe link, the
+ * capabilities, the final stage's page -- is ready before ld.so runs. */
 static struct {
 	struct arch_final fin; /* the final stage, all but the registers */
 	struct hookpoint hp;   /* where the hook gets control */

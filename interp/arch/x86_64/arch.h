@@ -62,12 +62,13 @@ _Static_assert(offsetof(struct arch_final, sp) == 216, "arch_final layout is the
 _Static_assert(offsetof(struct arch_final, regs) == 224, "arch_final layout is the asm's");
 _Static_assert(offsetof(struct arch_final, page_len) == 304, "arch_final layout is the asm's");
 
-/* The stage after the dynamic linker (libs.c): ld.so enters the program
- * through AT_ENTRY, which points here instead.  Every register ld.so left
- * is saved in tx_hook_regs (%rdx carries its finalizer, for atexit) and
- * %rsp in tx_hook_sp, then tiexec_hook_main(sp) runs on the program's
- * stack below its initial frame, and never returns: the final stage
- * restores them and jumps to the program. */
+/* The stage after the dynamic linker (libs.c): ld.so calls this as the
+ * program's first preinit function (glibc), or enters it as AT_ENTRY
+ * (musl; see hookpoint.h).  Every register ld.so left is saved in
+ * tx_hook_regs (%rdx carries its finalizer, for atexit) and %rsp in
+ * tx_hook_sp, then tiexec_hook_main runs on the program's stack and never
+ * returns: the final stage restores them and returns into ld.so (or jumps
+ * to the program). */
 #define ARCH_HOOK                                   \
 	__asm__(".text\n"                           \
 		".global tiexec_hook\n"             \
@@ -85,7 +86,6 @@ _Static_assert(offsetof(struct arch_final, page_len) == 304, "arch_final layout 
 		"	mov %r13, tx_hook_regs+56(%rip)\n" \
 		"	mov %r14, tx_hook_regs+64(%rip)\n" \
 		"	mov %r15, tx_hook_regs+72(%rip)\n" \
-		"	mov %rsp, %rdi\n"           \
 		"	and $-16, %rsp\n"           \
 		"	xor %ebp, %ebp\n"           \
 		"	call tiexec_hook_main\n"    \
