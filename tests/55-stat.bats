@@ -7,18 +7,16 @@ load test_helper
 
 setup_file() {
 	# A directory an unprivileged user can reach, with a copy of tiexec-stat.
-	W=$(mktemp -d /tmp/tiexec-stat.XXXXXX)
-	chmod 755 "$W"
+	workdir_make tiexec-stat
 	cp "$BUILD/stat/tiexec-stat" "$W/tiexec-stat"
-	echo "$W" >"$BATS_FILE_TMPDIR/w"
 }
 
 teardown_file() {
-	rm -rf "$(cat "$BATS_FILE_TMPDIR/w")"
+	workdir_remove
 }
 
 setup() {
-	W=$(cat "$BATS_FILE_TMPDIR/w")
+	workdir_find
 	STAT=$W/tiexec-stat
 	CPID=
 }

@@ -9,25 +9,22 @@ load test_helper
 
 setup_file() {
 	[ "$(id -u)" = 0 ] || return 0
-	W=$(mktemp -d /tmp/tiexec-debug.XXXXXX)
-	chmod 755 "$W"
+	workdir_make tiexec-debug
 	printf '#include <stdio.h>\n#include <stdlib.h>\nint main(void)\n{\n\tputs("hello");\n\treturn getenv("NOPE") != NULL;\n}\n' >"$W/hello.c"
 	gcc -g -O0 -o "$W/hello" "$W/hello.c"
 	cp "$W/hello" "$W/hello-s"
 	"$BUILD/stamp/tiexec-stamp" --min-text=0 "$W/hello-s" >/dev/null
 	mkdir -m 1777 "$W/tmp"
 	chmod -R a+rX "$W"
-	echo "$W" >"$BATS_FILE_TMPDIR/w"
 }
 
 teardown_file() {
-	[ -f "$BATS_FILE_TMPDIR/w" ] && rm -rf "$(cat "$BATS_FILE_TMPDIR/w")"
-	true
+	workdir_remove
 }
 
 setup() {
 	[ "$(id -u)" = 0 ] || skip_unsupported "needs root: private binfmt_misc instances"
-	W=$(cat "$BATS_FILE_TMPDIR/w")
+	workdir_find
 	cd "$W"
 }
 

@@ -12,19 +12,17 @@ load test_helper
 
 setup_file() {
 	# A directory an unprivileged user can reach, with copies of what runs.
-	W=$(mktemp -d /tmp/tiexec-exe.XXXXXX)
-	chmod 755 "$W"
+	workdir_make tiexec-exe
 	cp "$TIEXEC" "$W/tiexec"
 	cp "$FIXTURES/reexec" "$FIXTURES/go-reexec" "$FIXTURES/probe-pie" "$FIXTURES/bigtext-pie" "$W/"
-	echo "$W" >"$BATS_FILE_TMPDIR/w"
 }
 
 teardown_file() {
-	rm -rf "$(cat "$BATS_FILE_TMPDIR/w")"
+	workdir_remove
 }
 
 setup() {
-	W=$(cat "$BATS_FILE_TMPDIR/w")
+	workdir_find
 	cd "$W"
 	[ "$(id -u)" = 0 ] || skip "needs root to run parts of it as another user"
 }

@@ -13,8 +13,7 @@ NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --)
 
 setup_file() {
 	[ "$(id -u)" = 0 ] || return 0
-	W=$(mktemp -d /tmp/tiexec-users.XXXXXX)
-	chmod 755 "$W"
+	workdir_make tiexec-users
 	cp "$TIEXEC" "$W/tiexec"
 	cp "$FIXTURES/go-reexec" "$FIXTURES/traits" "$W/"
 	local stamp=$BUILD/stamp/tiexec-stamp
@@ -65,7 +64,6 @@ setup_file() {
 		cp "$W/tiexec" "$W/tiexec-cap"
 		setcap cap_checkpoint_restore+ep "$W/tiexec-cap"
 	fi
-	echo "$W" >"$BATS_FILE_TMPDIR/w"
 }
 
 need_tiexec_cap() {
@@ -73,13 +71,12 @@ need_tiexec_cap() {
 }
 
 teardown_file() {
-	[ -f "$BATS_FILE_TMPDIR/w" ] && rm -rf "$(cat "$BATS_FILE_TMPDIR/w")"
-	true
+	workdir_remove
 }
 
 setup() {
 	[ "$(id -u)" = 0 ] || skip_unsupported "needs root to run parts of it as another user"
-	W=$(cat "$BATS_FILE_TMPDIR/w")
+	workdir_find
 	cd "$W"
 }
 

@@ -45,3 +45,22 @@ read_bytes() {
 	wait "$pid" || true
 	echo "$n"
 }
+
+# A work directory an unprivileged user can reach (bats' own are private):
+# workdir_make NAME in setup_file makes /tmp/NAME.XXXXXX (mode 755) as $W;
+# workdir_find in setup finds it again; workdir_remove in teardown_file
+# removes it, if setup_file got as far as making it.
+workdir_make() {
+	W=$(mktemp -d "/tmp/$1.XXXXXX")
+	chmod 755 "$W"
+	echo "$W" >"$BATS_FILE_TMPDIR/w"
+}
+
+workdir_find() {
+	W=$(cat "$BATS_FILE_TMPDIR/w")
+}
+
+workdir_remove() {
+	[ -f "$BATS_FILE_TMPDIR/w" ] && rm -rf "$(cat "$BATS_FILE_TMPDIR/w")"
+	true
+}
