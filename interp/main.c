@@ -415,8 +415,9 @@ static void aside(const struct start *s, const struct launch *l)
 {
 	verbose_note(l->path, "traced from exec: stepping aside, the program runs from an unstamped copy "
 			      "as a direct exec would, on 4 KiB pages");
-	limits_restore();
+	limits_restore(); /* the program's own RLIMIT_NOFILE across the exec */
 	step_aside(prog.fd, l->path, s->argv + l->first, s->envp);
+	limits_raise();
 	verbose_note(l->path, "traced, but the copy could not be made: loading it as usual");
 }
 
