@@ -3,7 +3,7 @@
 
 #include <errno.h>
 
-#include "loader.h"
+#include "rt.h"
 #include "mark.h"
 #include "sys.h"
 

@@ -1,31 +1,20 @@
 /* See cacheconv.h.  Compiled into the loader (freestanding, with rt.c) and
- * into tiexec-warm (hosted, with libc): it includes only sys.h and calls
- * nothing outside this file, so neither side's runtime leaks into it. */
+ * into tiexec-warm (hosted, with libc): it includes only bits.h and sys.h
+ * and calls nothing outside this file, so neither side's runtime leaks into it. */
 #include "cacheconv.h"
 
 #include <errno.h>
 
+#include "bits.h"
 #include "sys.h"
 
 #define CC_PAGE 4096ULL
 #define CC_HUGE (2ULL << 20)
 
-static uint64_t cc_up(uint64_t x, uint64_t a) { return (x + a - 1) & -a; }
-static uint64_t cc_down(uint64_t x, uint64_t a) { return x & -a; }
-
 static void cc_zero(uint8_t *p, uint64_t n)
 {
 	while (n--)
 		*p++ = 0;
-}
-
-/* If s starts with prefix, the rest of s; else NULL. */
-static const char *cc_skip(const char *s, const char *prefix)
-{
-	while (*prefix)
-		if (*s++ != *prefix++)
-			return 0;
-	return s;
 }
 
 void cconv_close(struct cconv *c)
@@ -38,7 +27,7 @@ void cconv_close(struct cconv *c)
 /* Marks in hs[] (indexed from a) the whole pieces of [a, b) inside [lo, hi). */
 static void mark(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi, uint8_t *hs)
 {
-	for (uint64_t p = cc_up(lo, CC_HUGE); p + CC_HUGE <= hi; p += CC_HUGE)
+	for (uint64_t p = tx_up(lo, CC_HUGE); p + CC_HUGE <= hi; p += CC_HUGE)
 		if (p >= a && p < b)
 			hs[(p - a) / CC_HUGE] = 1;
 }
@@ -64,7 +53,7 @@ uint64_t cconv_parse_num(const char **s, unsigned base)
  * otherwise we cannot tell which are, and claim none. */
 static int all_inner(uint64_t lo, uint64_t hi, uint64_t huge)
 {
-	uint64_t a = cc_up(lo, CC_HUGE), b = cc_down(hi, CC_HUGE);
+	uint64_t a = tx_up(lo, CC_HUGE), b = tx_down(hi, CC_HUGE);
 
 	return a < b && huge >= b - a;
 }
@@ -92,8 +81,8 @@ static int scan_smaps(uint64_t a, uint64_t b, uint8_t *hs)
 			l++;
 			hi = cconv_parse_num(&l, 16);
 			huge = 0;
-		} else if ((v = cc_skip(l, "FilePmdMapped:")) || (v = cc_skip(l, "AnonHugePages:")) ||
-			   (v = cc_skip(l, "Private_Hugetlb:")) || (v = cc_skip(l, "Shared_Hugetlb:"))) {
+		} else if ((v = tx_skip(l, "FilePmdMapped:")) || (v = tx_skip(l, "AnonHugePages:")) ||
+			   (v = tx_skip(l, "Private_Hugetlb:")) || (v = tx_skip(l, "Shared_Hugetlb:"))) {
 			while (*v == ' ')
 				v++;
 			huge += cconv_parse_num(&v, 10) * 1024;

@@ -3,7 +3,8 @@
 
 #include <linux/auxvec.h>
 
-#include "loader.h"
+#include "rt.h"
+
 #include "sys.h"
 
 #define CAP_V3 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */
@@ -19,9 +20,7 @@ struct cap_data {
 	uint32_t effective, permitted, inheritable;
 };
 
-static int opted_in;
-
-int caps_from_file(void)
+int caps_from_file(const uint64_t *aux)
 {
 	return aux[AT_SECURE] && aux[AT_UID] == aux[AT_EUID] && aux[AT_GID] == aux[AT_EGID];
 }
@@ -39,21 +38,23 @@ static void set_effective(uint64_t want)
 	SC(__NR_capset, &h, d, 0, 0, 0, 0);
 }
 
-void caps_enter(void)
+int caps_enter(const uint64_t *aux)
 {
-	opted_in = caps_from_file();
+	int opted_in = caps_from_file(aux);
+
 	if (opted_in)
 		set_effective(0);
+	return opted_in;
 }
 
-void caps_raise(void)
+void caps_raise(int opted_in)
 {
 	if (opted_in)
 		set_effective(1ULL << CAP_CHECKPOINT_RESTORE | 1ULL << CAP_SYS_ADMIN |
 			      1ULL << CAP_SYS_RESOURCE);
 }
 
-void caps_lower(void)
+void caps_lower(int opted_in)
 {
 	if (opted_in)
 		set_effective(0);
@@ -66,6 +67,5 @@ void caps_drop_all(void)
 
 	memset(d, 0, sizeof(d));
 	SC(__NR_capset, &h, d, 0, 0, 0, 0);
-	opted_in = 0; /* nothing left to raise */
 	sys_prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 }

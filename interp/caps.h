@@ -4,24 +4,29 @@
  * that points /proc/PID/exe at the program, and before that it reads files
  * it has no reason to trust.  So the effective set is emptied at entry and
  * the capability is effective only around that prctl: the probe in
- * start.c, then the final stage, which drops every capability right after
+ * stack.c, then the final stage, which drops every capability right after
  * it.  Ambient capabilities (no secure exec) are the caller's own and are
  * left alone. */
 #pragma once
 
-/* Whether the kernel started us from a file capability: a secure exec with
- * no set-user-ID or set-group-ID involved. */
-int caps_from_file(void);
+#include <stdint.h>
 
-/* At entry: in that case, no capability stays effective. */
-void caps_enter(void);
+/* Whether the kernel started us from a file capability (aux: the aux vector
+ * indexed by AT_*): a secure exec with no set-user-ID or set-group-ID
+ * involved. */
+int caps_from_file(const uint64_t *aux);
 
-/* Makes the capabilities the exe prctls need effective (those in the
- * permitted set), or none again. */
-void caps_raise(void);
-void caps_lower(void);
+/* At entry: in that case, no capability stays effective.  Returns whether
+ * it is the case (the opt-in), which the calls below take. */
+int caps_enter(const uint64_t *aux);
+
+/* Under the opt-in, makes the capabilities the exe prctls need effective
+ * (those in the permitted set), or none again. */
+void caps_raise(int opted_in);
+void caps_lower(int opted_in);
 
 /* Every capability gone for good, and the process dumpable again, as a
  * plain exec of the program leaves it: before any code of the program's
- * runs (the final stage's asm does the same when nothing runs before). */
+ * runs (the final stage's asm does the same when nothing runs before).
+ * There is nothing left to raise afterwards. */
 void caps_drop_all(void);

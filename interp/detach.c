@@ -4,12 +4,10 @@
 #include <elf.h>
 #include <errno.h>
 
-#include "loader.h"
+#include "image.h"
+#include "proc.h"
+#include "rt.h"
 #include "sys.h"
-
-/* Our own file, open while tiexec-trace's uprobes need our text mapped
- * from it (self_reattach), else -1. */
-static int traced_fd = -1;
 
 /* The copy of [lo, lo + len) into tmp: a read-only segment from the file
  * (fd, at off) when it can be read there, and the memory's bytes otherwise
@@ -69,7 +67,7 @@ static const Elf64_Phdr *own_phdrs(unsigned *n)
 	return (const Elf64_Phdr *)(uintptr_t)(tx_ehdr_start + eh->e_phoff);
 }
 
-int self_detach(void)
+int self_detach(int *keep_fd)
 {
 	unsigned n;
 	const Elf64_Phdr *ph = own_phdrs(&n);
@@ -83,29 +81,29 @@ int self_detach(void)
 		uint64_t hi = tx_up(base + ph[i].p_vaddr + ph[i].p_filesz, TX_PAGE);
 		r = detach_range(lo, hi - lo, prot_of(ph[i].p_flags), fd, tx_down(ph[i].p_offset, TX_PAGE), &probed);
 	}
+	*keep_fd = -1;
 	if (probed && r == 0)
-		traced_fd = fd;
+		*keep_fd = fd;
 	else if (fd >= 0)
 		sys_close(fd);
 	return r;
 }
 
-void self_reattach(void)
+void self_reattach(int fd)
 {
 	unsigned n;
 	const Elf64_Phdr *ph = own_phdrs(&n);
 	uint64_t base = (uint64_t)(uintptr_t)tx_ehdr_start;
 
-	if (traced_fd < 0)
+	if (fd < 0)
 		return;
 	for (unsigned i = 0; i < n; i++) {
 		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X) || !ph[i].p_filesz)
 			continue;
 		uint64_t lo = tx_down(base + ph[i].p_vaddr, TX_PAGE);
 		uint64_t hi = tx_up(base + ph[i].p_vaddr + ph[i].p_filesz, TX_PAGE);
-		sys_mmap(lo, hi - lo, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, traced_fd,
+		sys_mmap(lo, hi - lo, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd,
 			 tx_down(ph[i].p_offset, TX_PAGE));
 	}
-	sys_close(traced_fd);
-	traced_fd = -1;
+	sys_close(fd);
 }

@@ -19,9 +19,10 @@
 #pragma once
 
 /* Returns 0 when no mapping of tiexec's file is left, -1 otherwise (some
- * may have moved: harmless, the bytes are the same). */
-int self_detach(void);
+ * may have moved: harmless, the bytes are the same).  *keep_fd: tiexec's
+ * file, kept open when probes are attached, else -1. */
+int self_detach(int *keep_fd);
 
-/* At the hook: the text mapped from tiexec's file again, if probes are
- * attached (see above); closes the file. */
-void self_reattach(void);
+/* At the hook: the text mapped from that file again, if fd is not -1;
+ * closes it. */
+void self_reattach(int fd);

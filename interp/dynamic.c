@@ -1,8 +1,6 @@
 /* An image's mapped segments and dynamic section, read in memory before
  * its dynamic linker runs (origin.c, hookpoint.c). */
-#include <elf.h>
-
-#include "loader.h"
+#include "image.h"
 
 int image_holds(const struct image *im, uint64_t a, uint64_t n, int w)
 {

@@ -94,7 +94,7 @@ enum elf_err elf_check_ehdr(const void *buf, size_t len, uint64_t file_size, Elf
 	/* The kernel's order: type, arch, then load_elf_phdrs. */
 	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN)
 		return ELF_BAD_TYPE;
-	if (eh->e_machine != EM_X86_64)
+	if (eh->e_machine != ARCH_ELF_MACHINE)
 		return ELF_BAD_MACHINE;
 	if (eh->e_phentsize != sizeof(Elf64_Phdr))
 		return ELF_BAD_PHENTSIZE;

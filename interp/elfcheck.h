@@ -14,14 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch_reloc.h" /* TX_USER_TOP, ARCH_ELF_MACHINE */
+
 #define TX_PAGE 4096ULL
 #define TX_HUGE (2ULL << 20)
 /* The kernel refuses program header tables larger than this (load_elf_phdrs;
  * measured on 6.18: 1170 entries run, 1171 give ENOEXEC). */
 #define TX_PH_MAX_BYTES 65536
 #define TX_PH_MAX (TX_PH_MAX_BYTES / sizeof(Elf64_Phdr))
-/* Highest user address with 4-level paging (TASK_SIZE_MAX on x86-64). */
-#define TX_USER_TOP 0x7ffffffff000ULL
 
 enum elf_err {
 	ELF_OK = 0,

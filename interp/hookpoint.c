@@ -1,7 +1,8 @@
 /* Where the stage after the dynamic linker gets control (see hookpoint.h). */
 #include "hookpoint.h"
 
-#include "loader.h"
+#include "image.h"
+#include "rt.h"
 #include "sys.h"
 
 #define PREINIT_MAX 4096

@@ -29,6 +29,7 @@
 #include "cacheconv.h"
 #include "fsfolio.h"
 #include "memlimit.h"
+#include "proc.h"
 #include "rt.h"
 #include "sys.h"
 #include "thpenv.h"
@@ -488,14 +489,6 @@ static const char *fs_folios_note(const struct fs_info *fi)
 #define CONVERT_STALL_NS 50000000ULL
 #define CONVERT_WAIT_NS 2000000000ULL
 
-static uint64_t mono_ns(void)
-{
-	struct tx_timespec ts;
-
-	sys_clock_gettime(TX_CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.sec * 1000000000ULL + (uint64_t)ts.nsec;
-}
-
 /* How many 2 MiB pieces of our mapping [a, b) of the file have their first
  * page in the page cache (mincore sees the cache for file mappings, faulted
  * in or not). */
@@ -525,13 +518,13 @@ static int convert_lock(int fd, uint64_t a, uint64_t b)
 		return 0; /* no flock on this filesystem */
 	if (gave_up)
 		return -1; /* waited already */
-	uint64_t t0 = mono_ns(), seen = t0, had = resident_pieces(a, b);
+	uint64_t t0 = now_ns(), seen = t0, had = resident_pieces(a, b);
 	for (;;) {
 		struct tx_timespec d = { 0, (long)CONVERT_POLL_NS };
 		SC(__NR_nanosleep, &d, 0, 0, 0, 0, 0);
 		if (SC(__NR_flock, fd, TX_LOCK_EX | TX_LOCK_NB, 0, 0, 0, 0) == 0)
 			return 1;
-		uint64_t now = mono_ns(), has = resident_pieces(a, b);
+		uint64_t now = now_ns(), has = resident_pieces(a, b);
 		if (has != had)
 			had = has, seen = now;
 		if (now - seen > CONVERT_STALL_NS || now - t0 > CONVERT_WAIT_NS)

@@ -3,7 +3,7 @@
  * Called after every segment is mapped normally, so that each step can fail
  * and leave a correct 4 KiB mapping behind: nothing here makes a program
  * run worse than a plain exec.  Never prints; what happened, and why not,
- * comes back in struct huge_result for main.c to report. */
+ * comes back in struct huge_result for the stages (load.c, libs.c) to report. */
 #pragma once
 
 #include <stdint.h>

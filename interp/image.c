@@ -1,21 +1,17 @@
-/* Reading, validating and mapping ELF files: the program and its
- * interpreter, as the kernel's binfmt_elf would map them.  Every field is
- * checked (elfcheck.c) before anything is mapped; errors end the loader
- * with "tiexec: 'PATH': what" before any of the program runs. */
+/* Reading, validating and mapping an ELF image (see image.h). */
+#include "image.h"
+
 #include <errno.h>
 
-#include "loader.h"
 #include "mark.h"
+#include "proc.h"
+#include "report.h"
 #include "sys.h"
-
-#define ADDR_NO_RANDOMIZE 0x0040000
-
-static char interp_path[4096];
 
 /* Reads the ELF header and program headers of an open file and validates
  * them; dies with the reason if anything is wrong.  Returns 1 if the file
  * is a "#!" script instead (only when scripts_ok). */
-int read_headers(struct image *im, int scripts_ok)
+int image_read_headers(struct image *im, int is_interp, int scripts_ok)
 {
 	static unsigned char head[512];
 	struct statx st;
@@ -44,7 +40,7 @@ int read_headers(struct image *im, int scripts_ok)
 		die_errno(im->path, "cannot read", e);
 	if ((size_t)e != phsize)
 		die(im->path, elf_err_str(ELF_TRUNCATED), NULL, 126);
-	r = elf_check_phdrs(&im->eh, im->ph, im->size, im == &interp, &im->info);
+	r = elf_check_phdrs(&im->eh, im->ph, im->size, is_interp, &im->info);
 	if (r != ELF_OK)
 		die(im->path, elf_err_str(r), NULL, 126);
 	return 0;
@@ -58,7 +54,7 @@ int read_headers(struct image *im, int scripts_ok)
  * it cannot tell and the program runs.  The lease lasts two system calls;
  * a writer opening the file in between makes the kernel send SIGIO to the
  * holder, so SIGIO is blocked meanwhile and such a signal taken back. */
-int open_for_writing(int fd)
+int image_open_for_writing(int fd)
 {
 	uint64_t io = 1ULL << (TX_SIGIO - 1), old = 0;
 	struct tx_timespec zero = {0, 0};
@@ -76,23 +72,6 @@ int open_for_writing(int fd)
 int prot_of(uint32_t f)
 {
 	return (f & PF_R ? PROT_READ : 0) | (f & PF_W ? PROT_WRITE : 0) | (f & PF_X ? PROT_EXEC : 0);
-}
-
-uint64_t random_u64(void)
-{
-	uint64_t r = 0;
-
-	/* AT_RANDOM's 16 bytes belong to the program (stack protector,
-	 * pointer guard); ask the kernel for our own. */
-	sys_getrandom(&r, sizeof(r), 0);
-	return r;
-}
-
-int aslr_off(void)
-{
-	long p = SC(__NR_personality, 0xffffffffUL, 0, 0, 0, 0, 0);
-
-	return p >= 0 && (p & ADDR_NO_RANDOMIZE);
 }
 
 /* An ET_DYN reservation of no more address space than the kernel takes
@@ -137,7 +116,7 @@ static void place_exact(struct image *im, uint64_t align)
 
 /* Reserves the address range the image will live in (PROT_NONE), and sets
  * its bias.  Dies when a fixed-address program cannot have its addresses. */
-void place(struct image *im, int is_interp)
+void image_place(struct image *im, int is_interp, enum strategy strategy)
 {
 	uint64_t span = im->info.hi - im->info.lo;
 	long r;
@@ -164,8 +143,7 @@ void place(struct image *im, int is_interp)
 				msg_str(&m, r == -EEXIST || r >= 0
 						    ? " overlaps memory already in use (the loader or the stack)"
 						    : ": cannot be mapped (below vm.mmap_min_addr?)");
-				say(&m);
-				sys_exit(126);
+				die_msg(&m, 126);
 			}
 		}
 		im->bias = 0;
@@ -216,13 +194,13 @@ void place(struct image *im, int is_interp)
 	if (t >= 0) {
 		anchor = tmp[t].vaddr;
 		mod = tmp[t].offset;
-		if (!is_interp && (opt.strategy == ST_THP || opt.strategy == ST_HUGETLB)) {
+		if (!is_interp && (strategy == ST_THP || strategy == ST_HUGETLB)) {
 			anchor = tx_down(anchor, TX_PAGE);
 			mod = 0;
 		}
 	}
 	im->bias = layout_aligned_bias(region, im->info.lo, anchor, mod, align, im->info.first_vaddr);
-	if (!is_interp && opt.strategy == ST_OFF && !aslr_off() && align < TX_HUGE) {
+	if (!is_interp && strategy == ST_OFF && !aslr_off() && align < TX_HUGE) {
 		/* No huge pages wanted: a random base as granular as the
 		 * alignment allows, as the kernel gives, rather than one
 		 * congruent to the file (which would let the kernel PMD-map
@@ -238,7 +216,7 @@ void place(struct image *im, int is_interp)
 /* Maps every PT_LOAD inside the reservation, as the kernel's elf_load()
  * does: file pages, the zeroed tail of the last file page when writable,
  * anonymous pages for the rest of .bss.  Later segments win a shared page. */
-void map_segments(struct image *im)
+void image_map(struct image *im)
 {
 	for (unsigned i = 0; i < im->eh.e_phnum; i++) {
 		const Elf64_Phdr *p = &im->ph[i];
@@ -294,7 +272,7 @@ void map_segments(struct image *im)
  * rounded-out pieces when --round-out may fill them.  Segments may come in
  * any order (the kernel maps them in table order): the ranges to keep are
  * sorted first. */
-void trim_reservation(struct image *im, int keep_outer)
+void image_trim(struct image *im, int keep_outer)
 {
 	static uint64_t lo[MAX_SEGS], hi[MAX_SEGS];
 	unsigned n = 0;
@@ -330,8 +308,8 @@ void trim_reservation(struct image *im, int keep_outer)
 
 /* The kernel's open_exec() for a path, before it opens anything
  * (do_open_execat, may_open): a regular file, executable for the effective
- * ids (MAY_EXEC; a noexec mount counts as not executable).  See loader.h. */
-long open_exec_file(const char *path)
+ * ids (MAY_EXEC; a noexec mount counts as not executable).  See image.h. */
+long image_open_exec(const char *path)
 {
 	struct statx st;
 	long e = sys_statx(TX_AT_FDCWD, path, 0, STATX_TYPE | STATX_MODE, &st);
@@ -364,41 +342,43 @@ long open_exec_file(const char *path)
 	return fd;
 }
 
-void read_interp_path(const char *prog_path)
+void image_interp_path(const struct image *prog, struct image *interp)
 {
-	const Elf64_Phdr *p = &prog.ph[prog.info.interp];
+	const Elf64_Phdr *p = &prog->ph[prog->info.interp];
+	char *buf = interp->path_buf;
 
-	long n = sys_pread(prog.fd, interp_path, p->p_filesz, p->p_offset);
-	if (n != (long)p->p_filesz || elf_check_interp(interp_path, p->p_filesz) != ELF_OK)
-		die(prog_path, elf_err_str(ELF_BAD_INTERP), NULL, 126);
-	interp.path = interp_path; /* up to the first NUL: padding is allowed */
+	if (p->p_filesz > sizeof(interp->path_buf))
+		die(prog->path, elf_err_str(ELF_BAD_INTERP), NULL, 126);
+	long n = sys_pread(prog->fd, buf, p->p_filesz, p->p_offset);
+	if (n != (long)p->p_filesz || elf_check_interp(buf, p->p_filesz) != ELF_OK)
+		die(prog->path, elf_err_str(ELF_BAD_INTERP), NULL, 126);
+	interp->path = buf; /* up to the first NUL: padding is allowed */
 }
 
-void open_interp(const char *prog_path)
+void image_open_interp(const struct image *prog, struct image *interp)
 {
 	struct msg m;
 
-	if (!interp.path)
-		read_interp_path(prog_path);
-	interp.fd = (int)open_exec_file(interp_path);
-	if (interp.fd < 0) {
-		msg_head(&m, prog_path);
+	if (!interp->path)
+		image_interp_path(prog, interp);
+	interp->fd = (int)image_open_exec(interp->path);
+	if (interp->fd < 0) {
+		msg_head(&m, prog->path);
 		msg_str(&m, "interpreter '");
-		msg_str(&m, interp_path);
+		msg_str(&m, interp->path);
 		msg_str(&m, "': ");
-		msg_str(&m, tx_strerror(-interp.fd));
-		say(&m);
-		sys_exit(interp.fd == -ENOENT ? 127 : 126);
+		msg_str(&m, tx_strerror(-interp->fd));
+		die_msg(&m, interp->fd == -ENOENT ? 127 : 126);
 	}
 	/* ET_EXEC and ET_DYN, and its own PT_INTERP ignored, as in the
 	 * kernel's load_elf_interp(). */
-	read_headers(&interp, 0);
+	image_read_headers(interp, 1, 0);
 }
 
 /* The policy note of a marked program (interp/mark.h), into note_o.  Reads
  * the section headers from the end (tiexec-stamp appends its section), at
  * most 32 at a time, and only notes of a sane size. */
-void read_note(struct image *im, struct opts *note_o)
+void image_read_note(const struct image *im, struct opts *note_o)
 {
 	static Elf64_Shdr sh[32];
 	static unsigned char nb[4096];
@@ -438,19 +418,4 @@ void read_note(struct image *im, struct opts *note_o)
 	}
 out:
 	verbose_note(im->path, why);
-}
-
-long fd_link(int fd, char *buf, size_t len)
-{
-	struct msg m;
-
-	m.n = 0;
-	msg_str(&m, "/proc/self/fd/");
-	msg_u64(&m, (uint64_t)fd);
-	m.b[m.n] = '\0';
-	long n = sys_readlinkat(TX_AT_FDCWD, m.b, buf, len - 1);
-	if (n <= 0 || buf[0] != '/' || n >= (long)len - 1)
-		return -1;
-	buf[n] = '\0';
-	return n;
 }

@@ -7,10 +7,9 @@
 
 #include <stdint.h>
 
+#include "bits.h"
 #include "elfcheck.h"
 
-static inline uint64_t tx_down(uint64_t x, uint64_t a) { return x & -a; }
-static inline uint64_t tx_up(uint64_t x, uint64_t a) { return (x + a - 1) & -a; }
 
 /* A PT_LOAD as placed in memory. */
 struct seg {

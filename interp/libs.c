@@ -1,57 +1,30 @@
-/* The stage after the dynamic linker: shared libraries' text on 2 MiB pages.
+/* The libraries stage: shared libraries' text on 2 MiB pages.
  *
- * Stage contract.  ld.so has mapped and relocated every DT_NEEDED library
- * and run no initializer yet: it calls tiexec_hook (arch.h) as the
- * program's first preinit function (glibc), or jumps to it as AT_ENTRY
- * (musl) -- see hookpoint.h.  The hook saved ld.so's registers and calls
- * tiexec_hook_main on the program's stack.  The loader is still mapped,
- * off its file (detach.h), with all its state (prog, interp, opt).  This
- * stage may use anything the loader uses, must not touch the program's
- * initial frame, and ends in the final stage (start_after_hook), which
- * puts back what the hook point borrowed, unmaps tiexec and returns into
- * ld.so (or enters the program) with the registers ld.so left.  Every
- * library mapping it changes goes through huge.c, whose copies replace
- * text in one mremap, so that it is never unmapped or half written. */
+ * Stage contract.  Runs after ld.so, from tiexec_hook (arch_entry.h) on
+ * the program's stack: ld.so has mapped and relocated every DT_NEEDED
+ * library and run no initializer yet (hookpoint.h).  The loader is still
+ * mapped, off its file (detach.h).  Reads the load section (prog, interp,
+ * the settings) and traced_fd, and /proc/self/maps; changes nothing in ex
+ * but traced_fd (closed).  Every library mapping it changes goes through
+ * huge.c, whose copies replace text in one mremap, so that it is never
+ * unmapped or half written; a library whose text was changed in memory,
+ * or whose file is not the mapped one any more, is left alone.  Says what
+ * it did (-v, the lib and libs probes).  Never exits: the final stage
+ * follows, called by the driver. */
 #include <errno.h>
 #include <linux/auxvec.h>
 
-#include "cacheconv.h"
 #include "detach.h"
+#include "exec.h"
 #include "huge.h"
-#include "loader.h"
+#include "libfind.h"
 #include "probes.h"
+#include "proc.h"
+#include "report.h"
 #include "sys.h"
 
 #define MAPS_MAX (256 * 1024)
 #define LIBS_MAX 256
-
-struct lib {
-	uint64_t lo, hi, off, ino;
-	unsigned maj, min;
-	const char *path;
-};
-
-static int in_segs(const struct image *im, uint64_t lo, uint64_t hi)
-{
-	for (unsigned i = 0; i < im->nsegs; i++) {
-		const struct seg *g = &im->segs[i];
-		if (lo < tx_up(g->vaddr + g->memsz, TX_PAGE) && hi > tx_down(g->vaddr, TX_PAGE))
-			return 1;
-	}
-	return 0;
-}
-
-/* Whether [lo, hi) lies in memory the loader placed (the program, its
- * interpreter, tiexec itself): those are not libraries.  By segment, not
- * by reservation: trim_reservation gave the alignment slack back, and
- * ld.so's mmap may put a library there. */
-static int ours(uint64_t lo, uint64_t hi)
-{
-	uint64_t tl = tx_down((uint64_t)(uintptr_t)tx_ehdr_start, TX_PAGE);
-	uint64_t th = tx_up((uint64_t)(uintptr_t)tx_end, TX_PAGE);
-
-	return in_segs(&prog, lo, hi) || in_segs(&interp, lo, hi) || (lo < th && hi > tl);
-}
 
 /* /proc/self/maps, whole: in a static buffer, or when it is longer (some
  * 500 libraries) in an anonymous mapping that doubles as needed, which
@@ -95,47 +68,6 @@ static void maps_free(char *buf, uint64_t cap)
 		sys_munmap((uint64_t)(uintptr_t)buf, cap);
 }
 
-/* The executable file mappings listed in buf (/proc/self/maps) that hold
- * at least one whole 2 MiB piece and --min-text of text, into libs[]; the
- * buffer keeps their paths.  Returns how many. */
-static unsigned find_libs(struct lib *libs, char *buf)
-{
-	unsigned k = 0;
-
-	if (!buf)
-		return 0;
-	for (char *l = buf; *l && k < LIBS_MAX;) {
-		char *e = l;
-		while (*e && *e != '\n')
-			e++;
-		char *next = *e ? e + 1 : e;
-		*e = '\0';
-		/* lo-hi perms off maj:min ino   path */
-		const char *p = l;
-		struct lib b;
-		b.lo = cconv_parse_num(&p, 16);
-		p++;
-		b.hi = cconv_parse_num(&p, 16);
-		int x = p[1] == 'r' && p[2] != 'w' && p[3] == 'x' && p[4] == 'p'; /* r-xp */
-		p += 6;
-		b.off = cconv_parse_num(&p, 16);
-		p++;
-		b.maj = (unsigned)cconv_parse_num(&p, 16);
-		p++;
-		b.min = (unsigned)cconv_parse_num(&p, 16);
-		p++;
-		b.ino = cconv_parse_num(&p, 10);
-		while (*p == ' ')
-			p++;
-		b.path = p;
-		if (x && *p == '/' && b.ino && !ours(b.lo, b.hi) && b.hi - b.lo >= opt.min_text &&
-		    tx_up(b.lo, TX_HUGE) + TX_HUGE <= tx_down(b.hi, TX_HUGE))
-			libs[k++] = b;
-		l = next;
-	}
-	return k;
-}
-
 /* Whether the mapping's file was unlinked since it was mapped: the kernel
  * then ends its name in maps with " (deleted)". */
 static const char deleted[] = " (deleted)";
@@ -148,9 +80,9 @@ static int unlinked(const struct lib *b)
 }
 
 /* "tiexec: 'PROG': library 'LIB': ", LIB without the " (deleted)". */
-static void msg_lib(struct msg *m, const struct lib *b)
+static void msg_lib(struct msg *m, const char *prog, const struct lib *b)
 {
-	msg_head(m, prog.path);
+	msg_head(m, prog);
 	msg_str(m, "library '");
 	size_t at = m->n;
 	msg_str(m, b->path);
@@ -160,50 +92,49 @@ static void msg_lib(struct msg *m, const struct lib *b)
 }
 
 /* The lib probe for b: what hr placed (NULL: nothing), and why not all. */
-static void probe_lib(const struct lib *b, const struct huge_result *hr, const char *why)
+static void probe_lib(const char *path, const struct lib *b, const struct huge_result *hr, const char *why)
 {
 	static const struct huge_result none;
 	uint64_t text = b->hi - b->lo;
-	const char *path = prog.path;
 
 	if (!hr)
 		hr = &none;
 	uint64_t on = hr->text_huge > text ? text : hr->text_huge;
-	/* In a register: as a global's field the probe's operand would be
-	 * "prog(%rip)", which libbpf (1.1) cannot read. */
+	/* In a register: as a static's field the probe's operand would be
+	 * "ex+N(%rip)", which libbpf (1.1) cannot read. */
 	__asm__("" : "+r"(path));
 	TX_PROBE(lib, path, b->path, text, on, hr->file, hr->thp, hr->hugetlb, why);
 	(void)path, (void)text, (void)on, (void)why;
 }
 
-static void report_lib(const struct lib *b, const struct huge_result *hr)
+static void report_lib(const char *prog, const struct lib *b, const struct huge_result *hr)
 {
 	struct msg m;
 	uint64_t text = b->hi - b->lo;
 
-	probe_lib(b, hr, hr->nnotes ? hr->notes[0] : NULL);
-	if (!opt.verbose)
+	probe_lib(prog, b, hr, hr->nnotes ? hr->notes[0] : NULL);
+	if (!report_verbose())
 		return;
 	for (unsigned i = 0; i < hr->nnotes; i++) {
-		msg_lib(&m, b);
+		msg_lib(&m, prog, b);
 		msg_str(&m, hr->notes[i]);
 		say(&m);
 	}
-	msg_lib(&m, b);
+	msg_lib(&m, prog, b);
 	msg_placed(&m, text, hr);
 	say(&m);
 }
 
 /* A library left as ld.so mapped it: to the lib probe, with why; with -v,
  * why ("what[: errno text]"). */
-static int report_skip(const struct lib *b, const char *what, long err)
+static int report_skip(const char *prog, const struct lib *b, const char *what, long err)
 {
 	struct msg m;
 
-	probe_lib(b, NULL, what);
-	if (!opt.verbose)
+	probe_lib(prog, b, NULL, what);
+	if (!report_verbose())
 		return 1;
-	msg_lib(&m, b);
+	msg_lib(&m, prog, b);
 	msg_str(&m, "not placed (");
 	msg_str(&m, what);
 	if (err) {
@@ -244,24 +175,24 @@ static const char *not_mapped_file(const struct lib *b, const struct statx *st)
  * and used only if it is still the mapped file (device and inode).
  * Returns 1 once the library is reported, placed or left (the libs probe
  * counts them: one lib probe each). */
-static int place_lib(const struct lib *b, const struct opts *o)
+static int place_lib(const char *prog, const struct lib *b, const struct opts *o)
 {
 	struct statx st;
 	struct huge_result hr;
 
 	if (huge_text_changed(b->lo, b->hi))
-		return report_skip(b, "its text was changed in memory: text relocations (DT_TEXTREL) or a patch", 0);
+		return report_skip(prog, b, "its text was changed in memory: text relocations (DT_TEXTREL) or a patch", 0);
 	int fd = (int)sys_openat(TX_AT_FDCWD, b->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
 
 	if (fd < 0 && unlinked(b))
-		return report_skip(b, "deleted or replaced since ld.so mapped it", 0);
+		return report_skip(prog, b, "deleted or replaced since ld.so mapped it", 0);
 	if (fd < 0)
-		return report_skip(b, "cannot open it", fd);
+		return report_skip(prog, b, "cannot open it", fd);
 	long e = sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_TYPE, &st);
 	const char *why = e < 0 ? "cannot stat it" : not_mapped_file(b, &st);
 	if (why) {
 		sys_close(fd);
-		return report_skip(b, why, e < 0 ? e : 0);
+		return report_skip(prog, b, why, e < 0 ? e : 0);
 	}
 	struct seg g;
 	memset(&g, 0, sizeof(g));
@@ -284,32 +215,51 @@ static int place_lib(const struct lib *b, const struct opts *o)
 	memset(&hr, 0, sizeof(hr));
 	huge_apply(&req, &hr);
 	sys_close(fd);
-	report_lib(b, &hr);
+	report_lib(prog, b, &hr);
 	return 1;
 }
 
-__attribute__((noreturn, used)) void tiexec_hook_main(void)
+/* What is not a library: the program, its interpreter, tiexec.  By
+ * segment, not by reservation: image_trim gave the alignment slack back,
+ * and ld.so's mmap may put a library there. */
+static unsigned not_libraries(const struct exec *ex, struct range *r)
+{
+	const struct image *im[2] = {&ex->prog, &ex->interp};
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < 2; k++)
+		for (unsigned i = 0; i < im[k]->nsegs; i++) {
+			const struct seg *g = &im[k]->segs[i];
+			r[n].lo = tx_down(g->vaddr, TX_PAGE);
+			r[n++].hi = tx_up(g->vaddr + g->memsz, TX_PAGE);
+		}
+	r[n].lo = tx_down((uint64_t)(uintptr_t)tx_ehdr_start, TX_PAGE);
+	r[n++].hi = tx_up((uint64_t)(uintptr_t)tx_end, TX_PAGE);
+	return n;
+}
+
+void libs_stage(struct exec *ex)
 {
 	static struct lib libs[LIBS_MAX];
-	struct opts o = opt;
+	static struct range skip[2 * MAX_SEGS + 1];
+	struct opts o = ex->opt;
+	const char *prog = ex->prog.path;
 
-	self_reattach();
+	self_reattach(ex->traced_fd);
+	ex->traced_fd = -1;
 	uint64_t t0 = now_ns(), reported = 0, cap;
 
 	o.round_out = 0; /* a library's neighbours are not ours to cover */
 	char *maps = maps_read(&cap);
-	if (!maps && opt.verbose) {
-		struct msg m;
-		msg_head(&m, prog.path);
-		msg_str(&m, "libraries left as ld.so mapped them: /proc/self/maps cannot be read (/proc not mounted?)");
-		say(&m);
-	}
-	unsigned n = find_libs(libs, maps);
+	if (!maps)
+		verbose_note(prog, "libraries left as ld.so mapped them: /proc/self/maps cannot be read "
+				   "(/proc not mounted?)");
+	unsigned n = libfind(maps, o.min_text, skip, not_libraries(ex, skip), libs, LIBS_MAX);
 	for (unsigned i = 0; i < n; i++)
-		reported += (uint64_t)place_lib(&libs[i], &o);
+		reported += (uint64_t)place_lib(prog, &libs[i], &o);
 	maps_free(maps, cap);
-	TX_PROBE(libs, prog.path, reported, now_ns() - t0);
+	__asm__("" : "+r"(prog));
+	TX_PROBE(libs, prog, reported, now_ns() - t0);
 	(void)t0, (void)reported;
 	huge_done();
-	start_after_hook();
 }

@@ -3,24 +3,9 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "bits.h"
 #include "layout.h"
 #include "mark.h"
-
-static int eq(const char *a, const char *b)
-{
-	while (*a && *a == *b)
-		a++, b++;
-	return *a == *b;
-}
-
-/* If s starts with prefix, the rest of s; else NULL. */
-static const char *after(const char *s, const char *prefix)
-{
-	while (*prefix)
-		if (*s++ != *prefix++)
-			return NULL;
-	return s;
-}
 
 const char *strategy_name(enum strategy s)
 {
@@ -114,7 +99,7 @@ enum opts_note_err opts_note(struct opts *o, const void *desc, size_t len)
 int opts_strategy(const char *s, enum strategy *out)
 {
 	for (int i = ST_AUTO; i <= ST_OFF; i++) {
-		if (eq(s, strategy_name((enum strategy)i))) {
+		if (tx_streq(s, strategy_name((enum strategy)i))) {
 			*out = (enum strategy)i;
 			return 0;
 		}
@@ -156,32 +141,32 @@ int opts_size(const char *s, uint64_t *out)
 
 int opts_bool(const char *s)
 {
-	return !(eq(s, "") || eq(s, "0") || eq(s, "no") || eq(s, "false") || eq(s, "off"));
+	return !(tx_streq(s, "") || tx_streq(s, "0") || tx_streq(s, "no") || tx_streq(s, "false") || tx_streq(s, "off"));
 }
 
 enum opts_env_err opts_env(struct opts *o, const char *e)
 {
 	const char *v;
 
-	if (!(e = after(e, "TIEXEC_")))
+	if (!(e = tx_skip(e, "TIEXEC_")))
 		return OPT_ENV_OK;
-	if ((v = after(e, "VERBOSE="))) {
+	if ((v = tx_skip(e, "VERBOSE="))) {
 		o->verbose = opts_bool(v);
 		o->set |= OPT_VERBOSE;
-	} else if ((v = after(e, "LAZY="))) {
+	} else if ((v = tx_skip(e, "LAZY="))) {
 		o->lazy = opts_bool(v);
 		o->set |= OPT_LAZY;
-	} else if ((v = after(e, "LIBS="))) {
+	} else if ((v = tx_skip(e, "LIBS="))) {
 		o->libs = opts_bool(v);
 		o->set |= OPT_LIBS;
-	} else if ((v = after(e, "ROUND_OUT="))) {
+	} else if ((v = tx_skip(e, "ROUND_OUT="))) {
 		o->round_out = opts_bool(v);
 		o->set |= OPT_ROUND_OUT;
-	} else if ((v = after(e, "STRATEGY="))) {
+	} else if ((v = tx_skip(e, "STRATEGY="))) {
 		if (opts_strategy(v, &o->strategy))
 			return OPT_ENV_BAD;
 		o->set |= OPT_STRATEGY;
-	} else if ((v = after(e, "MIN_TEXT="))) {
+	} else if ((v = tx_skip(e, "MIN_TEXT="))) {
 		if (opts_size(v, &o->min_text))
 			return OPT_ENV_BAD;
 		o->set |= OPT_MIN_TEXT;
@@ -189,9 +174,30 @@ enum opts_env_err opts_env(struct opts *o, const char *e)
 	return OPT_ENV_OK;
 }
 
+/* The value of option `name` at argv[*i]: "--name=VALUE", or "--name VALUE"
+ * (then *i moves on).  NULL if a is not that option, or with *why set if
+ * its value is missing. */
+static const char *option_value(const char *a, const char *name, int argc, char **argv, int *i,
+				const char **why)
+{
+	const char *v = tx_skip(a, name);
+
+	if (!v || (*v != '=' && *v != '\0'))
+		return NULL;
+	if (*v == '=')
+		return v + 1;
+	if (++*i >= argc) {
+		*why = "needs a value";
+		return NULL;
+	}
+	return argv[*i];
+}
+
 int opts_argv(struct opts *o, int argc, char **argv, const char **bad, const char **why)
 {
 	int i;
+
+	*why = NULL;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
@@ -199,48 +205,40 @@ int opts_argv(struct opts *o, int argc, char **argv, const char **bad, const cha
 		*bad = a;
 		if (a[0] != '-' || a[1] == '\0')
 			break;
-		if (eq(a, "--")) {
+		if (tx_streq(a, "--")) {
 			i++;
 			break;
 		}
-		if (eq(a, "-v") || eq(a, "--verbose")) {
+		if (tx_streq(a, "-v") || tx_streq(a, "--verbose")) {
 			o->verbose = 1;
 			o->set |= OPT_VERBOSE;
-		} else if (eq(a, "--lazy")) {
+		} else if (tx_streq(a, "--lazy")) {
 			o->lazy = 1;
 			o->set |= OPT_LAZY;
-		} else if (eq(a, "--round-out")) {
+		} else if (tx_streq(a, "--round-out")) {
 			o->round_out = 1;
 			o->set |= OPT_ROUND_OUT;
-		} else if (eq(a, "--libs") || eq(a, "--no-libs")) {
+		} else if (tx_streq(a, "--libs") || tx_streq(a, "--no-libs")) {
 			o->libs = a[2] == 'l';
 			o->set |= OPT_LIBS;
-		} else if (eq(a, "-h") || eq(a, "--help")) {
+		} else if (tx_streq(a, "-h") || tx_streq(a, "--help")) {
 			o->help = 1;
-		} else if (eq(a, "--version")) {
+		} else if (tx_streq(a, "--version")) {
 			o->version = 1;
-		} else if ((v = after(a, "--strategy")) && (*v == '=' || *v == '\0')) {
-			if (*v == '\0' && ++i >= argc) {
-				*why = "needs a value";
-				return -1;
-			}
-			v = *v ? v + 1 : argv[i];
+		} else if ((v = option_value(a, "--strategy", argc, argv, &i, why))) {
 			if (opts_strategy(v, &o->strategy)) {
 				*why = "must be auto, file, thp, hugetlb or off";
 				return -1;
 			}
 			o->set |= OPT_STRATEGY;
-		} else if ((v = after(a, "--min-text")) && (*v == '=' || *v == '\0')) {
-			if (*v == '\0' && ++i >= argc) {
-				*why = "needs a value";
-				return -1;
-			}
-			v = *v ? v + 1 : argv[i];
+		} else if ((v = option_value(a, "--min-text", argc, argv, &i, why))) {
 			if (opts_size(v, &o->min_text)) {
 				*why = "must be a size such as 4M or 2097152";
 				return -1;
 			}
 			o->set |= OPT_MIN_TEXT;
+		} else if (*why) {
+			return -1;
 		} else {
 			*why = "unknown option";
 			return -1;

@@ -3,27 +3,20 @@
 
 #include <elf.h>
 
-#include "loader.h"
+#include "image.h"
+#include "rt.h"
 
 static int ident(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-static int starts(const char *s, const char *p)
-{
-	while (*p)
-		if (*s++ != *p++)
-			return 0;
-	return 1;
-}
-
 /* Length of the $ORIGIN token at s, 0 if there is none. */
 static size_t token(const char *s)
 {
-	if (starts(s, "${ORIGIN}"))
+	if (tx_skip(s, "${ORIGIN}"))
 		return 9;
-	if (starts(s, "$ORIGIN") && !ident(s[7]))
+	if (tx_skip(s, "$ORIGIN") && !ident(s[7]))
 		return 7;
 	return 0;
 }
@@ -71,22 +64,22 @@ static const char *string_at(uint64_t strtab, uint64_t strsz, uint64_t off)
 	return s;
 }
 
-unsigned origin_find(struct origin_fix *fx, const char *dir)
+unsigned origin_find(const struct image *prog, struct origin_fix *fx, const char *dir)
 {
 	unsigned n = 0;
 	size_t nd;
-	Elf64_Dyn *d = image_dynamic(&prog, 1, &nd);
+	Elf64_Dyn *d = image_dynamic(prog, 1, &nd);
 
 	if (!d)
 		return 0;
 	uint64_t strtab = 0, strsz = 0;
 	for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
 		if (d[i].d_tag == DT_STRTAB)
-			strtab = d[i].d_un.d_ptr + prog.bias;
+			strtab = d[i].d_un.d_ptr + prog->bias;
 		else if (d[i].d_tag == DT_STRSZ)
 			strsz = d[i].d_un.d_val;
 	}
-	if (!strtab || !strsz || !image_holds(&prog, strtab, strsz, 0))
+	if (!strtab || !strsz || !image_holds(prog, strtab, strsz, 0))
 		return 0;
 	for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL && n < ORIGIN_MAX_FIX; i++) {
 		if (d[i].d_tag != DT_RUNPATH && d[i].d_tag != DT_RPATH && d[i].d_tag != DT_NEEDED)

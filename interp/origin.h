@@ -36,8 +36,9 @@ struct origin_fix {
 	size_t outlen;      /* the expanded string's size, NUL included */
 };
 
-/* Finds the main program's dynamic entries that need it (the loader's
- * state: prog), for a program in directory dir.  Returns how many (at most
+struct image;
+/* Finds the dynamic entries of prog (mapped, before its dynamic linker
+ * runs) that need it, for a program in directory dir.  Returns how many (at most
  * ORIGIN_MAX_FIX), 0 when nothing applies or the dynamic section cannot be
  * read and written safely. */
-unsigned origin_find(struct origin_fix *fx, const char *dir);
+unsigned origin_find(const struct image *prog, struct origin_fix *fx, const char *dir);

@@ -1,5 +1,5 @@
 /* The loader's USDT probes, provider "tiexec": the contract between the
- * loader (interp/main.c, interp/libs.c) and bpf/tiexec-trace, which both
+ * loader (interp/load.c, interp/libs.c, interp/proc.c) and bpf/tiexec-trace, which both
  * include this.
  *
  *   loaded(path, mode, strategy, text_bytes, huge_bytes, file_bytes,

@@ -1,10 +1,22 @@
-/* The loader's only output: one line per message on stderr, always
- * "tiexec: 'PATH': what", as the project's error convention asks. */
+/* The loader's only output (see report.h). */
+#include "report.h"
+
 #include <errno.h>
 
 #include "huge.h"
-#include "loader.h"
 #include "sys.h"
+
+static int verbose;
+
+void report_set_verbose(int on)
+{
+	verbose = on;
+}
+
+int report_verbose(void)
+{
+	return verbose;
+}
 
 /* A full buffer still ends in a newline: the line is cut, never run on. */
 void say(struct msg *m)
@@ -49,8 +61,7 @@ __attribute__((noreturn)) void die(const char *path, const char *what, const cha
 		msg_str(&m, ": ");
 		msg_str(&m, detail);
 	}
-	say(&m);
-	sys_exit(status);
+	die_msg(&m, status);
 }
 
 __attribute__((noreturn)) void die_errno(const char *path, const char *what, long err)
@@ -62,25 +73,37 @@ __attribute__((noreturn)) void die_errno(const char *path, const char *what, lon
 	die(path, tx_strerror(-err), NULL, status);
 }
 
+__attribute__((noreturn)) void die_msg(struct msg *m, int status)
+{
+	say(m);
+	sys_exit(status);
+}
+
+__attribute__((noreturn)) void die_usage(const char *what, const char *why)
+{
+	struct msg m;
+
+	m.n = 0;
+	msg_str(&m, "tiexec: ");
+	msg_str(&m, what);
+	if (why) {
+		msg_str(&m, ": ");
+		msg_str(&m, why);
+	}
+	msg_str(&m, " (see tiexec --help)");
+	die_msg(&m, 125);
+}
+
 void verbose_note(const char *path, const char *what)
 {
 	struct msg m;
 
-	if (!opt.verbose)
+	if (!verbose)
 		return;
 	msg_head(&m, path);
 	msg_str(&m, what);
 	say(&m);
 }
-
-uint64_t now_ns(void)
-{
-	struct tx_timespec ts;
-
-	sys_clock_gettime(TX_CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.sec * 1000000000ULL + (uint64_t)ts.nsec;
-}
-
 
 void msg_placed(struct msg *m, uint64_t text, const struct huge_result *hr)
 {

@@ -67,31 +67,6 @@ size_t strlen(const char *s)
 	return (size_t)(p - s);
 }
 
-int tx_streq(const char *a, const char *b)
-{
-	while (*a && *a == *b)
-		a++, b++;
-	return *a == *b;
-}
-
-const char *tx_skip(const char *s, const char *prefix)
-{
-	while (*prefix)
-		if (*s++ != *prefix++)
-			return NULL;
-	return s;
-}
-
-const char *tx_basename(const char *path)
-{
-	const char *b = path;
-
-	for (const char *p = path; *p; p++)
-		if (*p == '/' && p[1])
-			b = p + 1;
-	return b;
-}
-
 const char *tx_strerror(long err)
 {
 	switch (err) {

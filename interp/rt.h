@@ -1,10 +1,12 @@
 /* The loader's tiny runtime: the memory and string routines the compiler
  * may call by itself, and a bounded message buffer for the one place that
- * prints (main.c).  No allocation, no errno, no locale. */
+ * prints (report.c).  No allocation, no errno, no locale. */
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "bits.h"
 
 void *memcpy(void *restrict d, const void *restrict s, size_t n);
 void *memmove(void *d, const void *s, size_t n);
@@ -12,10 +14,6 @@ void *memset(void *d, int c, size_t n);
 int memcmp(const void *a, const void *b, size_t n);
 void *memchr(const void *s, int c, size_t n);
 size_t strlen(const char *s);
-int tx_streq(const char *a, const char *b);
-/* If s starts with prefix, the rest of s; else NULL. */
-const char *tx_skip(const char *s, const char *prefix);
-const char *tx_basename(const char *path);
 
 /* Text of a (positive) errno value, as strerror would say it. */
 const char *tx_strerror(long err);

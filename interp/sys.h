@@ -1,4 +1,5 @@
-/* Raw Linux system calls for the freestanding loader (x86-64).
+/* Raw Linux system calls for the freestanding loader (the instruction is
+ * arch_syscall.h's).
  *
  * The loader links no libc, so every kernel service goes through these
  * wrappers.  They return the kernel's result unchanged: a negative errno on
@@ -15,18 +16,7 @@
 #include <linux/prctl.h>
 #include <linux/stat.h>
 
-static inline long sys_call6(long n, long a, long b, long c, long d, long e, long f)
-{
-	long ret;
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
+#include "arch_syscall.h"
 
 #define SC(n, a, b, c, d, e, f) \
 	sys_call6(n, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
@@ -132,7 +122,7 @@ static inline long sys_fgetxattr(int fd, const char *name, void *v, size_t n)
 {
 	return SC(__NR_fgetxattr, fd, name, v, n, 0, 0);
 }
-/* For the final stage's page (start.c) and the descriptor budget (main.c). */
+/* For the final stage's page (final.c) and the descriptor budget (fds.c). */
 #define TX_MFD_CLOEXEC 0x1U
 #define TX_MFD_EXEC 0x10U /* Linux 6.3; older kernels say EINVAL */
 #define TX_RLIMIT_STACK 3

@@ -8,14 +8,6 @@
 #include "rt.h"
 #include "tap.h"
 
-/* From interp/rt.c, which cannot be linked with libc. */
-const char *tx_skip(const char *s, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	return strncmp(s, prefix, n) == 0 ? s + n : NULL;
-}
-
 struct cg_case {
 	const char *desc, *text;
 	int want;

@@ -1,0 +1,39 @@
+/* The small helpers every part of the loader uses, and the tools that share
+ * its files (tiexec-warm): alignment and string prefixes.  Static inline and
+ * free of any runtime, so the same definitions serve freestanding and hosted
+ * code; one definition each. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* x rounded down or up to a, a power of two. */
+static inline uint64_t tx_down(uint64_t x, uint64_t a) { return x & -a; }
+static inline uint64_t tx_up(uint64_t x, uint64_t a) { return (x + a - 1) & -a; }
+
+/* If s starts with prefix, the rest of s; else NULL. */
+static inline const char *tx_skip(const char *s, const char *prefix)
+{
+	while (*prefix)
+		if (*s++ != *prefix++)
+			return NULL;
+	return s;
+}
+
+static inline int tx_streq(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+/* The last component of a path ("b" of "/a/b" and of "/a/b/"). */
+static inline const char *tx_basename(const char *path)
+{
+	const char *b = path;
+
+	for (const char *p = path; *p; p++)
+		if (*p == '/' && p[1])
+			b = p + 1;
+	return b;
+}

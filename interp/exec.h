@@ -1,0 +1,104 @@
+/* One exec through tiexec: the state the stages share, and the stages.
+ *
+ * The layers, each calling only downwards:
+ *   driver      main.c: the entry points, relocate_self, the one static
+ *               struct exec, and the order of the stages;
+ *   stages      launch.c, load.c, stack.c, final.c, libs.c: each takes the
+ *               struct exec and never calls the driver or another stage;
+ *   facilities  image, block, proc, fds, caps, origin, hookpoint, detach,
+ *               aside, libfind, reexec, report, and the huge-page modules
+ *               (huge, cacheconv, fsfolio, thpenv, memlimit, layout,
+ *               elfcheck, opts): explicit parameters, never a struct exec;
+ *   runtime     rt.c, bits.h, sys.h, and arch/<arch>/arch_*.h.
+ * A loader runs once, single-threaded, with no allocator: the struct exec
+ * is static (main.c), because the stage after ld.so runs after
+ * tiexec_main's frame is gone.  Each section below names the stage that
+ * writes it; later stages only read it, except where said. */
+#pragma once
+
+#include <stdint.h>
+#include <linux/prctl.h>
+
+#include "arch_final.h"
+#include "block.h"
+#include "fds.h"
+#include "hookpoint.h"
+#include "huge.h"
+#include "image.h"
+#include "opts.h"
+#include "rt.h"
+
+/* The final stage's page (final.c). */
+enum page_kind { PAGE_NONE, PAGE_MEMFD, PAGE_ANON };
+struct final_page {
+	enum page_kind kind;
+	int fd;
+	uint64_t anon;
+	uint64_t len; /* the code page, and the data page after it if any */
+};
+
+struct exec {
+	/* The driver. */
+	uint64_t t0;      /* when tiexec started (now_ns) */
+	uint64_t hook_fn; /* tiexec_hook (arch_entry.h): where ld.so gives control back */
+
+	/* launch: how tiexec was started, which program, the settings. */
+	struct start s;         /* our initial stack, decoded */
+	uint64_t aux[AUX_MAX];  /* the kernel's aux vector, indexed by AT_* */
+	uint64_t aux_has;       /* bit AT_x: the kernel gave AT_x */
+	const char *path;       /* the program, as messages name it */
+	const char *execfn;     /* its AT_EXECFN */
+	long first;             /* its argv[0] is our argv[first] */
+	int binfmt;             /* started by binfmt_misc */
+	int reexec;             /* a program re-executing /proc/self/exe (TIEXEC_EXE) */
+	int caps_opted;         /* the file-capability opt-in (caps.h); stack clears it */
+	struct fd_budget fds;   /* RLIMIT_NOFILE borrowed (fds.h); later stages restore it */
+	struct opts env_o, cli_o; /* what the environment and the command line set */
+	struct opts opt;        /* in effect; load merges the note in */
+	char path_buf[4096];    /* the program's path, found in PATH */
+
+	/* load: the images, their text, where the hook goes. */
+	struct image prog;      /* launch opens prog.fd; stack and final close it */
+	struct image interp;
+	int remap;              /* the program's text went through huge.c */
+	struct huge_result hr;
+	struct hookpoint hp;    /* HOOK_NONE: no stage after ld.so */
+	uint64_t entry;         /* ld.so's entry, or the program's */
+
+	/* final_open: the final stage's page, before the stack decides the
+	 * exe link (no page: the loader stays mapped, so does the link). */
+	struct final_page fp;
+
+	/* stack: the program's initial stack block, built at blk and copied
+	 * to plan.dst by the final stage. */
+	struct areas areas;
+	struct plan plan;
+	struct block blk;
+	uint64_t tmp_lo, tmp_len; /* the block's own mapping, when it has one */
+	struct prctl_mm_map mm; /* the bounds, told to the kernel */
+	int exe_mode;           /* ARCH_EXE_*: how the final stage sets the exe link */
+	int exe_done;           /* the exe link is the program's already */
+	int drop_caps;          /* the final stage drops every capability */
+	int traced_fd;          /* tiexec's file, while its probes are attached (detach.h) */
+	char prog_dir[4096];    /* the program's directory, for $ORIGIN */
+	char exe_env[4096 + 40]; /* "TIEXEC_EXE=PID:/abs/path", the hint */
+	char prog_link[4096];   /* the program's path as /proc/PID/exe names it */
+
+	/* final, for the stage after ld.so: what the hook finds. */
+	struct arch_final fin;  /* the final stage, all but the registers */
+	uint64_t page;          /* the final stage's code page, or 0: in place */
+	uint64_t prog_entry;    /* HOOK_ENTRY: the program's own entry point */
+	const char *reopen;     /* the program to open again for the exe link */
+	char path_copy[4096];   /* the program's path: the argument strings move */
+};
+
+/* The stages, in the order the driver calls them.  Each file opens with
+ * its contract: what it reads, writes, and may exit with. */
+void launch_stage(struct exec *ex, uint64_t *sp);
+void load_stage(struct exec *ex);
+void final_open(struct exec *ex);
+void stack_stage(struct exec *ex);
+__attribute__((noreturn)) void final_enter(struct exec *ex);
+/* After ld.so, from tiexec_hook: */
+void libs_stage(struct exec *ex);
+__attribute__((noreturn)) void final_after_hook(struct exec *ex, uint64_t *sp, const struct arch_regs *regs);

@@ -1,0 +1,365 @@
+/* The final stage: from the loader into the program, or into ld.so and,
+ * after the hook, back into ld.so.
+ *
+ * Stage contract.  final_open runs before the stack stage and writes fp:
+ * the page the final stage's code will run from.  final_enter reads
+ * everything before it (the block, the bounds, the exe link's mode, the
+ * hook point) and never returns: it copies the block to the program's
+ * stack pointer and runs the final asm (arch_final.h), which unmaps the
+ * loader, sets /proc/PID/exe, drops the opt-in's capabilities and enters
+ * the program -- or, with a stage after ld.so, enters ld.so with the
+ * capabilities dropped and tiexec still mapped, writing ex's final section
+ * for the hook.  final_after_hook runs after the libraries stage, on the
+ * program's stack with the registers ld.so left (sp, regs), puts back what
+ * the hook point borrowed, and leaves through the same asm into ld.so (or
+ * the program).  This is the only file that expands the final asm.  Exits
+ * with nothing: past this point the process is the program's. */
+#include <errno.h>
+#include <linux/auxvec.h>
+
+#include "caps.h"
+#include "exec.h"
+#include "fds.h"
+#include "proc.h"
+#include "sys.h"
+
+ARCH_FINAL;
+ARCH_JUMP_FINAL;
+
+/* The address of the first gadget `is` accepts in [b, b + len).  Every
+ * gadget starts with a syscall instruction, and `is` is asked only where
+ * one is: eight bytes at a time are tested for its last byte (w ^ that
+ * byte repeated has a zero byte), and skipped without it.  ld.so's
+ * "syscall; ret" lies some 70 KiB into its text: byte by byte, through the
+ * pointer, the search cost more than the rest of the stage after ld.so. */
+static uint64_t scan_gadget(const unsigned char *b, uint64_t len, int (*is)(const unsigned char *, size_t))
+{
+	const uint64_t ones = 0x0101010101010101ULL, last = ones * ARCH_SYSCALL_LAST;
+	const uint64_t k = ARCH_SYSCALL_LEN - 1;
+
+	for (uint64_t j = 0; j + 3 <= len; j++) {
+		uint64_t w;
+		if (j + k + 8 <= len) {
+			__builtin_memcpy(&w, b + j + k, 8);
+			w ^= last;
+			if (!((w - ones) & ~w & (ones << 7))) {
+				j += 7; /* no syscall starts at j .. j + 7 */
+				continue;
+			}
+		}
+		if (arch_is_syscall(b + j) && is(b + j, len - j < 32 ? len - j : 32))
+			return (uint64_t)(uintptr_t)(b + j);
+	}
+	return 0;
+}
+
+/* The vDSO's munmap gadget, if it has one (see arch_final.h). */
+static uint64_t vdso_gadget(const uint64_t *aux)
+{
+	const unsigned char *v = (const unsigned char *)(uintptr_t)aux[AT_SYSINFO_EHDR];
+	Elf64_Ehdr eh;
+
+	if (!v)
+		return 0;
+	memcpy(&eh, v, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh.e_phoff > 4096 || eh.e_phnum > 16)
+		return 0;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr p;
+		memcpy(&p, v + eh.e_phoff + i * sizeof(p), sizeof(p));
+		if (p.p_type != PT_LOAD || !(p.p_flags & PF_X) || p.p_vaddr + p.p_filesz > 65536)
+			continue;
+		uint64_t g = scan_gadget(v + p.p_vaddr, p.p_filesz, arch_is_gadget);
+		if (g)
+			return g;
+	}
+	return 0;
+}
+
+/* A "syscall; ret" in the interpreter's text, for the final stage to unmap
+ * its own page on the way into the program without touching the registers
+ * ld.so left (the vDSO's gadget clears %rdx, ld.so's finalizer). */
+static uint64_t interp_syscall_ret(const struct image *interp)
+{
+	for (unsigned i = 0; i < interp->nsegs; i++) {
+		const struct seg *g = &interp->segs[i];
+		if (!(g->flags & PF_X) || (g->flags & PF_W))
+			continue;
+		uint64_t at = scan_gadget((const unsigned char *)(uintptr_t)g->vaddr, g->filesz,
+					  arch_is_syscall_ret);
+		if (at)
+			return at;
+	}
+	return 0;
+}
+
+/* ---- the final stage's page --------------------------------------------- */
+
+/* The final stage runs from a page of its own because it unmaps the
+ * loader.  That page must become executable without ever being writable
+ * and executable: under MemoryDenyWriteExecute (PR_SET_MDWE, or systemd's
+ * seccomp filter) mprotect() adding PROT_EXEC fails, while mapping a
+ * memfd PROT_READ|PROT_EXEC is allowed.  So: a memfd written with pwrite;
+ * failing that (no memfd, vm.memfd_noexec=2), an anonymous page made
+ * executable by mprotect, probed here so that a refusal is known before
+ * anything depends on it; failing both, none: the stage runs in place,
+ * from the loader, which then stays mapped.
+ *
+ * With the stage after the dynamic linker the page is made once, before
+ * ld.so runs: the code goes in then and the memfd is closed.  The stage's
+ * data holds the registers ld.so leaves, so it is written at the hook,
+ * into a read+write page right after the code, which the gadget unmaps
+ * with it.  The pair is tiexec's own mapping: ld.so maps only where mmap
+ * puts it and unmaps only what it mapped. */
+void final_open(struct exec *ex)
+{
+	struct final_page *fp = &ex->fp;
+
+	fp->kind = PAGE_NONE;
+	fp->fd = -1;
+	fp->anon = 0;
+	fp->len = ex->hp.kind != HOOK_NONE ? 2 * TX_PAGE : TX_PAGE;
+	long fd = sys_memfd_create("tiexec-final", TX_MFD_CLOEXEC | TX_MFD_EXEC);
+	if (fd == -EINVAL)
+		fd = sys_memfd_create("tiexec-final", TX_MFD_CLOEXEC);
+	if (fd >= 0) {
+		fp->kind = PAGE_MEMFD;
+		fp->fd = (int)fd;
+		return;
+	}
+	long page = sys_mmap(0, fp->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page < 0)
+		return;
+	if (sys_mprotect((uint64_t)page, TX_PAGE, PROT_READ | PROT_EXEC) < 0 ||
+	    sys_mprotect((uint64_t)page, TX_PAGE, PROT_READ | PROT_WRITE) < 0) {
+		sys_munmap((uint64_t)page, fp->len);
+		return;
+	}
+	fp->kind = PAGE_ANON;
+	fp->anon = (uint64_t)page;
+}
+
+/* Where the stage's data sits in its page: after the code. */
+static uint64_t final_data_off(void)
+{
+	return tx_up((uint64_t)(arch_final_end - arch_final_code), 64);
+}
+
+/* The page's contents at `at`: the code, and *f (which learns the
+ * address) unless f is NULL. */
+static void page_fill(unsigned char *img, uint64_t at, struct arch_final *f)
+{
+	memcpy(img, arch_final_code, (size_t)(arch_final_end - arch_final_code));
+	if (f) {
+		f->page = at;
+		memcpy(img + final_data_off(), f, sizeof(*f));
+	}
+}
+
+/* Puts the code and *f into the page, or only the code if f is NULL (the
+ * data then goes into the page after it, at the hook), and makes it
+ * read+execute; returns its address, or 0 (then the caller runs the stage
+ * in place).  The memfd is closed either way. */
+static uint64_t page_commit(struct final_page *fp, struct arch_final *f)
+{
+	static unsigned char img[TX_PAGE];
+	uint64_t at = 0;
+
+	if (f)
+		f->page_len = fp->len;
+	if (fp->kind == PAGE_MEMFD) {
+		/* Address first (the data holds it), then contents, then the
+		 * memfd over the first page of the reservation. */
+		long page = sys_mmap(0, fp->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		at = page >= 0 ? (uint64_t)page : 0;
+		if (at) {
+			page_fill(img, at, f);
+			if (sys_pwrite(fp->fd, img, TX_PAGE, 0) != (long)TX_PAGE ||
+			    sys_mmap(at, TX_PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fp->fd, 0) !=
+				    (long)at) {
+				sys_munmap(at, fp->len);
+				at = 0;
+			}
+		}
+		sys_close(fp->fd);
+	} else if (fp->kind == PAGE_ANON) {
+		at = fp->anon;
+		page_fill((unsigned char *)(uintptr_t)at, at, f);
+		if (sys_mprotect(at, TX_PAGE, PROT_READ | PROT_EXEC) < 0) {
+			sys_munmap(at, fp->len);
+			at = 0;
+		}
+	}
+	return at;
+}
+
+/* ---- into the final asm ------------------------------------------------- */
+
+/* The final stage's data: everything but the registers (all zero, as the
+ * kernel leaves them, unless the hook fills them in). */
+static void fill(struct exec *ex, struct arch_final *fin)
+{
+	memset(fin, 0, sizeof(*fin));
+	fin->exe_mode = (uint64_t)ex->exe_mode;
+	fin->exe_fd = (uint64_t)ex->prog.fd;
+	fin->entry = ex->entry;
+	fin->drop_caps = (uint64_t)ex->drop_caps;
+	fin->cap_hdr[0] = 0x20080522; /* _LINUX_CAPABILITY_VERSION_3 */
+	fin->tmp_lo = ex->tmp_lo;
+	fin->tmp_len = ex->tmp_len;
+	fin->loader_lo = tx_down((uint64_t)(uintptr_t)tx_ehdr_start, TX_PAGE);
+	fin->loader_len = tx_up((uint64_t)(uintptr_t)tx_end, TX_PAGE) - fin->loader_lo;
+	fin->gadget = vdso_gadget(ex->aux);
+	memcpy(fin->mm, &ex->mm, sizeof(ex->mm));
+}
+
+/* Into the final stage: from its own page, with its data at f, when one
+ * could be had, else in place (page 0: the loader then stays mapped, so
+ * the link stays too); with the stack pointer at dst, where the block of
+ * len bytes is copied first. */
+__attribute__((noreturn)) static void jump(struct exec *ex, struct arch_final *fin, uint64_t page,
+					   const struct arch_final *f, void *dst, const uint64_t *w, size_t len)
+{
+	const void *code = (const void *)(uintptr_t)page;
+
+	if (!page) {
+		fin->loader_len = 0;
+		fin->page = 0;
+		fin->gadget = 0;
+		fin->exe_mode = ARCH_EXE_NONE;
+		code = arch_final_code;
+		f = fin;
+	}
+	if ((fin->exe_mode == ARCH_EXE_NONE || !page) && ex->prog.fd >= 0)
+		sys_close(ex->prog.fd);
+	fds_restore(&ex->fds);
+	/* From here only the final stage runs: the exe prctl, then (opt-in)
+	 * every capability dropped. */
+	caps_raise(ex->caps_opted);
+	arch_jump_final(dst, w, len, code, f);
+}
+
+/* The program's descriptor is needed across ld.so only to set the exe
+ * link at the end.  ld.so must not be short of one for it (a low
+ * RLIMIT_NOFILE, the soft limit already given back): then it is closed
+ * and the program opened again by its path at the hook. */
+static void keep_program_fd(struct exec *ex)
+{
+	if (ex->fin.exe_mode == ARCH_EXE_NONE) {
+		sys_close(ex->prog.fd);
+		ex->prog.fd = -1;
+		return;
+	}
+	if (fds_free(ex->prog.fd, 1))
+		return;
+	ex->reopen = fd_link(ex->prog.fd, ex->prog_link, sizeof(ex->prog_link)) > 0 ? ex->prog_link : NULL;
+	sys_close(ex->prog.fd);
+	ex->prog.fd = -1;
+}
+
+/* Into ld.so, which gives control back at the hook (hookpoint.h).  No
+ * capability of the file-capability opt-in goes with it: ld.so, audit
+ * modules, IFUNC resolvers and a preload would run with it.  The exe link,
+ * where it could be set, was set before (stack.c). */
+__attribute__((noreturn)) static void hop_to_ldso(struct exec *ex, const struct arch_final *fin)
+{
+	static struct arch_final hop;
+
+	ex->fin = *fin;
+	ex->fin.tmp_lo = ex->fin.tmp_len = 0;
+	ex->fin.entry = 0;
+	ex->fin.drop_caps = 0;
+	for (uint64_t *a = ex->blk.auxo; a[0] != AT_NULL; a += 2) {
+		if (a[0] == AT_ENTRY && ex->hp.kind == HOOK_ENTRY) {
+			ex->prog_entry = a[1];
+			a[1] = ex->hook_fn;
+		}
+	}
+	if (fin->drop_caps) {
+		caps_drop_all();
+		ex->caps_opted = 0;
+	}
+	ex->page = page_commit(&ex->fp, NULL);
+	ex->fin.page_len = ex->fp.len;
+	/* To ld.so with the registers a kernel gives, from the loader's own
+	 * copy of the final stage: it unmaps only the block's buffer. */
+	memset(&hop, 0, sizeof(hop));
+	hop.tmp_lo = fin->tmp_lo;
+	hop.tmp_len = fin->tmp_len;
+	hop.entry = ex->entry;
+	fds_restore(&ex->fds);
+	keep_program_fd(ex);
+	arch_jump_final((void *)(uintptr_t)ex->plan.dst, ex->blk.w, ex->plan.len, arch_final_code, &hop);
+}
+
+__attribute__((noreturn)) void final_enter(struct exec *ex)
+{
+	static struct arch_final fin;
+
+	fill(ex, &fin);
+	if (ex->hp.kind != HOOK_NONE)
+		hop_to_ldso(ex, &fin);
+	uint64_t page = page_commit(&ex->fp, &fin);
+	jump(ex, &fin, page, (const struct arch_final *)(uintptr_t)(page + final_data_off()),
+	     (void *)(uintptr_t)ex->plan.dst, ex->blk.w, ex->plan.len);
+}
+
+/* ---- after the hook ------------------------------------------------------ */
+
+/* At the hook: the exe link needs the program open again (see
+ * keep_program_fd); if it cannot be, the link stays tiexec's. */
+static void reopen_program(struct exec *ex, struct arch_final *fin)
+{
+	struct prctl_mm_map mm;
+
+	if (!ex->reopen)
+		return;
+	ex->prog.fd = (int)sys_openat(TX_AT_FDCWD, ex->reopen, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
+	if (ex->prog.fd < 0) {
+		fin->exe_mode = ARCH_EXE_NONE;
+		return;
+	}
+	memcpy(&mm, fin->mm, sizeof(mm));
+	mm.exe_fd = (uint32_t)ex->prog.fd;
+	memcpy(fin->mm, &mm, sizeof(mm));
+	fin->exe_fd = (uint64_t)ex->prog.fd;
+}
+
+/* getauxval(AT_ENTRY) must be the program's: ld.so read ours already. */
+static void restore_entry(uint64_t *sp, uint64_t entry)
+{
+	uint64_t *p = sp + 1 + sp[0] + 1;
+
+	while (*p)
+		p++;
+	for (p++; p[0] != AT_NULL; p += 2)
+		if (p[0] == AT_ENTRY)
+			p[1] = entry;
+}
+
+/* From the hook into the program (HOOK_ENTRY: sp at its initial frame),
+ * or back into ld.so (HOOK_PREINIT: a return from the preinit call, the
+ * program's own preinit entries next). */
+__attribute__((noreturn)) void final_after_hook(struct exec *ex, uint64_t *sp, const struct arch_regs *regs)
+{
+	struct arch_final *fin = &ex->fin, *f = NULL;
+
+	reopen_program(ex, fin);
+	fin->regs = *regs;
+	if (ex->hp.kind == HOOK_PREINIT) {
+		hookpoint_fill(&ex->hp, ex->blk.strs_final);
+		hookpoint_restore(&ex->hp);
+		fin->entry = *sp++;
+	} else {
+		restore_entry(sp, ex->prog_entry);
+		fin->entry = ex->prog_entry;
+	}
+	fin->gadget = interp_syscall_ret(&ex->interp);
+	if (ex->page) {
+		fin->page = ex->page;
+		f = (struct arch_final *)(uintptr_t)(ex->page + TX_PAGE);
+		memcpy(f, fin, sizeof(*f));
+	}
+	jump(ex, fin, ex->page, f, sp, NULL, 0);
+}

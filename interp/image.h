@@ -1,0 +1,73 @@
+/* One ELF image -- the program or its interpreter -- read, validated and
+ * mapped as the kernel's binfmt_elf would (image.c), and read in memory once
+ * mapped (dynamic.c).  Every field is checked (elfcheck.c) before anything
+ * is mapped; errors end the loader with "tiexec: 'PATH': what" (report.h)
+ * before any of the program runs.  Nothing here knows which exec it serves:
+ * every function takes the image, and the settings it needs, as
+ * parameters. */
+#pragma once
+
+#include <elf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elfcheck.h"
+#include "layout.h"
+#include "opts.h"
+
+#define MAX_SEGS TX_PH_MAX
+
+struct image {
+	const char *path;
+	int fd;
+	uint64_t size;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[TX_PH_MAX];
+	struct elf_info info;
+	uint64_t bias;
+	uint64_t res_lo, res_hi; /* the address range reserved for it */
+	struct seg segs[MAX_SEGS];
+	unsigned nsegs;
+	char path_buf[4096]; /* an interpreter's path (PT_INTERP) */
+};
+
+/* Validates the headers of the open file im->fd (an interpreter's by the
+ * interpreter's rules); dies with the reason.  Returns 1 instead if it is a
+ * "#!" script and scripts_ok. */
+int image_read_headers(struct image *im, int is_interp, int scripts_ok);
+/* The program's policy note, when it is marked (interp/mark.h), into
+ * *note (defaults otherwise). */
+void image_read_note(const struct image *im, struct opts *note);
+/* Opens a file to be executed as the kernel's open_exec() would, and only
+ * if it would: a regular file (else -EACCES, as execve says; -EISDIR for a
+ * directory), with execute permission for the *effective* ids (faccessat2
+ * AT_EACCESS; X_OK also fails on a noexec mount), opened O_RDONLY|O_CLOEXEC
+ * without blocking (a FIFO swapped in after the check cannot hang us) and
+ * checked again on the descriptor.  Never opens a FIFO or a device.
+ * Returns the descriptor (blocking mode, close-on-exec) or -errno: -ENOENT
+ * and -ENOTDIR for a missing file, -EACCES, -EISDIR, -ELOOP, ...  Unlike
+ * open_exec() it needs read permission too (it reads with pread). */
+long image_open_exec(const char *path);
+/* Whether the open file is open for writing elsewhere, where that can be
+ * told (by a read lease). */
+int image_open_for_writing(int fd);
+/* Reads prog's PT_INTERP path (through prog->fd) into interp. */
+void image_interp_path(const struct image *prog, struct image *interp);
+/* Opens, reads and validates prog's interpreter into interp (reading the
+ * path first unless image_interp_path did).  Messages name prog. */
+void image_open_interp(const struct image *prog, struct image *interp);
+/* Reserves the image's address range and sets its bias (the text anchored
+ * for `strategy`); maps its segments; gives back what no segment uses,
+ * keeping the rounded-out pieces of the text when keep_outer. */
+void image_place(struct image *im, int is_interp, enum strategy strategy);
+void image_map(struct image *im);
+void image_trim(struct image *im, int keep_outer);
+/* mmap's protection for a segment's p_flags. */
+int prot_of(uint32_t pflags);
+
+/* Whether [a, a + n) lies inside one mapped segment of im (a writable one
+ * when w). */
+int image_holds(const struct image *im, uint64_t a, uint64_t n, int w);
+/* im's dynamic section in memory, when it lies inside one (writable, when
+ * w) segment; its number of entries in *nd.  NULL if there is none. */
+Elf64_Dyn *image_dynamic(const struct image *im, int w, size_t *nd);

@@ -1,0 +1,235 @@
+/* The load stage: the program and its interpreter mapped as the kernel would
+ * map them, and the program's text on 2 MiB pages.
+ *
+ * Stage contract.  Reads ex's launch section (prog.fd open, the settings of
+ * the environment and the command line).  Writes prog and interp (headers
+ * validated, mapped; interp.fd closed again), the settings in effect with
+ * the program's note merged in, remap and hr (what huge.c placed), hp (where
+ * the stage after ld.so will get control, HOOK_NONE for none) and entry;
+ * the process's comm and, for PT_GNU_STACK with PF_X, an executable stack.
+ * Says what it did (-v, and the loaded probe).  May exit with 126 or 127
+ * (a bad or missing file, no address space), or hand the program to a plain
+ * exec: a script, a program below --min-text, no descriptor to spare. */
+#include <errno.h>
+#include <linux/auxvec.h>
+
+#include "exec.h"
+#include "fds.h"
+#include "hookpoint.h"
+#include "huge.h"
+#include "probes.h"
+#include "proc.h"
+#include "report.h"
+#include "sys.h"
+
+/* Below --min-text the command line hands the program to a plain exec. */
+__attribute__((noreturn)) static void exec_small(struct exec *ex)
+{
+	if (ex->opt.verbose) {
+		struct msg m;
+		msg_head(&m, ex->path);
+		msg_mib(&m, ex->prog.info.text_bytes);
+		msg_str(&m, " MiB of text is below --min-text (");
+		msg_mib(&m, ex->opt.min_text);
+		msg_str(&m, " MiB): running it directly");
+		say(&m);
+	}
+	const char *path = ex->path;
+	TX_PROBE(direct, path, "below min-text");
+	long e = sys_execve(path, ex->s.argv + ex->first, ex->s.envp);
+	/* The kernel says ENOENT for a missing interpreter too; say which
+	 * file is missing. */
+	if (e == -ENOENT && ex->prog.info.interp >= 0)
+		image_open_interp(&ex->prog, &ex->interp);
+	die_errno(path, NULL, e);
+}
+
+/* Maps the program and its interpreter as the kernel would.  When no
+ * descriptor is left for the interpreter (binfmt_misc's O flag took the
+ * last one RLIMIT_NOFILE allows), the program's descriptor is lent to it
+ * once the program is mapped, and the program opened again by name
+ * afterwards; if that fails its text stays on 4 KiB pages.  (From the
+ * command line the stage made sure of that descriptor already.)  Returns
+ * whether the text may still be remapped. */
+static int load_images(struct exec *ex, int remap)
+{
+	struct image *prog = &ex->prog, *interp = &ex->interp;
+	int has_interp = prog->info.interp >= 0;
+	int tight = ex->binfmt && has_interp && !fds_free(prog->fd, 1);
+
+	if (has_interp && !tight)
+		image_open_interp(prog, interp);
+	image_place(prog, 0, ex->opt.strategy);
+	image_map(prog);
+	image_trim(prog, remap && ex->opt.round_out);
+	if (tight) {
+		image_interp_path(prog, interp);
+		sys_close(prog->fd);
+		image_open_interp(prog, interp);
+	}
+	if (has_interp) {
+		image_place(interp, 1, ex->opt.strategy);
+		image_map(interp);
+		image_trim(interp, 0);
+		sys_close(interp->fd);
+	}
+	if (tight) {
+		prog->fd = (int)sys_openat(TX_AT_FDCWD, ex->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
+		if (prog->fd < 0 && remap) {
+			verbose_note(ex->path, "no file descriptor left for the program (RLIMIT_NOFILE): text left on 4 KiB pages");
+			remap = 0;
+		}
+	}
+	return remap;
+}
+
+static void put_text_on_huge_pages(struct exec *ex)
+{
+	struct huge_req req = {
+		.fd = ex->prog.fd,
+		.name = ex->path,
+		.o = &ex->opt,
+		.segs = ex->prog.segs,
+		.nsegs = ex->prog.nsegs,
+		.lim_lo = ex->prog.res_lo,
+		.lim_hi = ex->prog.res_hi,
+	};
+	huge_apply(&req, &ex->hr);
+	huge_done();
+}
+
+/* comm, as the kernel sets it: the last component of the name the program
+ * was executed by -- except for execveat(fd, "", AT_EMPTY_PATH) (fexecve),
+ * where AT_EXECFN is "/dev/fd/N" and the kernel (since Linux 6.14) takes
+ * the file's own name instead. */
+static void set_comm(int fd, const char *execfn)
+{
+	static char link[4096];
+	const char *name = tx_basename(execfn);
+	const char *n = tx_skip(execfn, "/dev/fd/");
+
+	if (n && *n) {
+		while (*n >= '0' && *n <= '9')
+			n++;
+		long len = fd_link(fd, link, sizeof(link));
+		if (!*n && len > 0) {
+			/* An unlinked file's link ends in " (deleted)"; its name does not. */
+			static const char del[] = " (deleted)";
+			if ((size_t)len > sizeof(del) - 1 &&
+			    tx_streq(link + len - (sizeof(del) - 1), del))
+				link[len - (sizeof(del) - 1)] = '\0';
+			name = tx_basename(link);
+		}
+	}
+	sys_prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
+/* What a direct exec's setup_new_exec/setup_arg_pages would also do. */
+static void finish_process(struct exec *ex)
+{
+	if (ex->prog.info.exec_stack && ex->aux[AT_EXECFN]) {
+		/* PT_GNU_STACK with PF_X: the whole stack executable, as the
+		 * kernel's setup_arg_pages would have made it. */
+		uint64_t pg = tx_down(ex->aux[AT_EXECFN], TX_PAGE);
+		sys_mprotect(pg, TX_PAGE, PROT_READ | PROT_WRITE | PROT_EXEC | PROT_GROWSDOWN);
+	}
+	set_comm(ex->prog.fd, ex->execfn);
+}
+
+/* Where the stage after ld.so gets control, into ex->hp (HOOK_NONE for
+ * none; -v says why).  Under a finite RLIMIT_AS there is none: tiexec's
+ * image (some 850 KiB, mostly buffers) would stay mapped while ld.so maps
+ * the libraries, which the limit may not leave room for where a direct exec
+ * starts. */
+static void choose_hook(struct exec *ex)
+{
+	struct hookpoint *hp = &ex->hp;
+	struct tx_rlimit rl;
+
+	hookpoint_choose(&ex->prog, &ex->interp, hp);
+	if (hp->kind != HOOK_NONE && sys_prlimit(TX_RLIMIT_AS, NULL, &rl) == 0 &&
+	    rl.cur != TX_RLIM_INFINITY) {
+		hp->kind = HOOK_NONE;
+		hp->why = "RLIMIT_AS (ulimit -v) is set: no room is taken for placing them";
+	}
+	if (hp->kind == HOOK_NONE && ex->opt.verbose) {
+		struct msg m;
+		msg_head(&m, ex->path);
+		msg_str(&m, "libraries left as ld.so maps them: ");
+		msg_str(&m, hp->why);
+		say(&m);
+	}
+}
+
+/* -v's line on the program's text, and the loaded probe. */
+static void tell(const struct exec *ex)
+{
+	const struct huge_result *hr = &ex->hr;
+	const char *path = ex->path;
+	uint64_t text = ex->prog.info.text_bytes, huge = hr->text_huge > text ? text : hr->text_huge;
+	struct msg m;
+
+	if (ex->remap)
+		for (unsigned i = 0; i < hr->nnotes; i++)
+			verbose_note(path, hr->notes[i]);
+	if (ex->opt.verbose) {
+		msg_head(&m, path);
+		if (ex->remap) {
+			msg_placed(&m, text, hr);
+			msg_str(&m, ", ");
+			msg_mib(&m, text - huge);
+			msg_str(&m, " on 4 KiB, ");
+		} else {
+			msg_str(&m, "loaded without remapping (--strategy=off or below --min-text), ");
+		}
+		msg_ms(&m, now_ns() - ex->t0);
+		msg_str(&m, " ms");
+		say(&m);
+	}
+	uint64_t mode = (ex->binfmt ? TX_MODE_BINFMT : 0) | (ex->reexec ? TX_MODE_REEXEC : 0) |
+			(ex->remap ? TX_MODE_REMAPPED : 0) | (ex->hp.kind != HOOK_NONE ? TX_MODE_LIBS : 0);
+	uint64_t strategy = (uint64_t)ex->opt.strategy;
+	const char *why = hr->nnotes ? hr->notes[0] : NULL;
+	TX_PROBE(loaded, path, mode, strategy, text, huge, hr->file, hr->thp, hr->hugetlb,
+		 now_ns() - ex->t0, why);
+	(void)mode, (void)huge, (void)why, (void)strategy;
+}
+
+void load_stage(struct exec *ex)
+{
+	struct image *prog = &ex->prog;
+	struct opts note;
+
+	if (image_read_headers(prog, 0, !ex->binfmt) == 1) {
+		verbose_note(ex->path, "a script: running it directly");
+		exec_plain(ex->path, ex->s.argv + ex->first, ex->s.envp, "script");
+	}
+	/* Precedence: defaults < the program's note < environment < options. */
+	image_read_note(prog, &note);
+	opts_default(&ex->opt);
+	opts_merge(&ex->opt, &note);
+	opts_merge(&ex->opt, &ex->env_o);
+	opts_merge(&ex->opt, &ex->cli_o);
+	report_set_verbose(ex->opt.verbose);
+	int remap = ex->opt.strategy != ST_OFF && prog->info.text_bytes >= ex->opt.min_text;
+	/* A dynamic program's libraries may hold the text worth placing
+	 * (clang's is in libLLVM): with libs, a small one is still loaded. */
+	int hook = ex->opt.libs && ex->opt.strategy != ST_OFF && prog->info.interp >= 0;
+	if (!remap && !hook && !ex->binfmt && ex->opt.strategy != ST_OFF)
+		exec_small(ex);
+	if (!ex->binfmt && !fds_free(prog->fd, prog->info.interp >= 0 ? 2 : 1)) {
+		verbose_note(ex->path, "no free file descriptor (RLIMIT_NOFILE): running it directly");
+		exec_plain(ex->path, ex->s.argv + ex->first, ex->s.envp, "no descriptor");
+	}
+
+	ex->remap = load_images(ex, remap);
+	if (ex->remap)
+		put_text_on_huge_pages(ex);
+	ex->hp.kind = HOOK_NONE;
+	if (hook)
+		choose_hook(ex);
+	finish_process(ex);
+	tell(ex);
+	ex->entry = prog->info.interp >= 0 ? ex->interp.eh.e_entry + ex->interp.bias
+					   : prog->eh.e_entry + prog->bias;
+}
