@@ -196,13 +196,14 @@ int exit_classic(void *ctx)
 }
 
 static __always_inline void fill_placed(struct tx_placed *p, const char *path, __u64 text, __u64 huge,
-					__u64 file, __u64 thp, __u64 hugetlb, const char *reason)
+					__u64 file, __u64 thp, __u64 hugetlb, const char *reason, __u64 cache)
 {
 	p->text_bytes = text;
 	p->huge_bytes = huge;
 	p->file_bytes = file;
 	p->thp_bytes = thp;
 	p->hugetlb_bytes = hugetlb;
+	p->cache_bytes = cache;
 	p->pad = 0;
 	p->path[0] = 0;
 	p->reason[0] = 0;
@@ -214,7 +215,7 @@ static __always_inline void fill_placed(struct tx_placed *p, const char *path, _
 
 SEC("usdt")
 int BPF_USDT(loaded, const char *path, __u64 mode, __u64 strategy, __u64 text, __u64 huge,
-	     __u64 file, __u64 thp, __u64 hugetlb, __u64 elapsed_ns, const char *reason)
+	     __u64 file, __u64 thp, __u64 hugetlb, __u64 elapsed_ns, const char *reason, __u64 cache)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 
@@ -231,7 +232,7 @@ int BPF_USDT(loaded, const char *path, __u64 mode, __u64 strategy, __u64 text, _
 	e->mode = mode;
 	e->strategy = strategy;
 	e->elapsed_ns = elapsed_ns;
-	fill_placed(&e->p, path, text, huge, file, thp, hugetlb, reason);
+	fill_placed(&e->p, path, text, huge, file, thp, hugetlb, reason, cache);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
@@ -257,13 +258,13 @@ int BPF_USDT(direct, const char *path, const char *reason)
 
 SEC("usdt")
 int BPF_USDT(lib, const char *path, const char *lib_path, __u64 text, __u64 huge, __u64 file,
-	     __u64 thp, __u64 hugetlb, const char *reason)
+	     __u64 thp, __u64 hugetlb, const char *reason, __u64 cache)
 {
 	struct tx_lib *e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
 	fill_task(&e->t, TX_EV_LIB);
-	fill_placed(&e->p, lib_path, text, huge, file, thp, hugetlb, reason);
+	fill_placed(&e->p, lib_path, text, huge, file, thp, hugetlb, reason, cache);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -180,7 +180,7 @@ struct row {
 	const char *outcome; /* loaded, direct, failed, unknown, none */
 	int strategy;        /* -1: unknown */
 	bool sizes;          /* the byte counts and elapsed_ns are known */
-	uint64_t text, huge, file, thp, hugetlb, elapsed_ns;
+	uint64_t text, huge, file, thp, hugetlb, cache, elapsed_ns;
 	bool remapped;
 	char note[TX_REASON_BYTES + 64];
 	const struct libs_seen *libs; /* NULL: no libraries stage */
@@ -280,10 +280,12 @@ static void fmt_mib(char *b, size_t n, bool known, uint64_t v)
 }
 
 /* The mechanism that placed the most bytes, for --strategy=auto. */
-static const char *mechanism(uint64_t huge, uint64_t file, uint64_t thp, uint64_t hugetlb)
+static const char *mechanism(uint64_t huge, uint64_t file, uint64_t thp, uint64_t hugetlb, uint64_t cache)
 {
 	if (huge == 0)
 		return NULL;
+	if (cache > file && cache >= thp && cache >= hugetlb)
+		return "cache";
 	if (hugetlb >= thp && hugetlb >= file && hugetlb)
 		return "hugetlb";
 	if (thp >= file && thp)
@@ -295,7 +297,7 @@ static const char *mechanism(uint64_t huge, uint64_t file, uint64_t thp, uint64_
 
 static const char *used_mechanism(const struct row *r)
 {
-	return r->sizes ? mechanism(r->huge, r->file, r->thp, r->hugetlb) : NULL;
+	return r->sizes ? mechanism(r->huge, r->file, r->thp, r->hugetlb, r->cache) : NULL;
 }
 
 static void strategy_column(char *b, size_t n, int strategy, const char *used)
@@ -320,7 +322,7 @@ static void json_libs(const struct row *r)
 	for (unsigned i = 0; i < l->n; i++) {
 		const struct tx_lib *b = &l->v[i];
 		char path[TX_PATH_BYTES + 1], note[TX_REASON_BYTES + 16];
-		const char *used = mechanism(b->p.huge_bytes, b->p.file_bytes, b->p.thp_bytes, b->p.hugetlb_bytes);
+		const char *used = mechanism(b->p.huge_bytes, b->p.file_bytes, b->p.thp_bytes, b->p.hugetlb_bytes, b->p.cache_bytes);
 		snprintf(path, sizeof(path), "%.*s", TX_PATH_BYTES, b->p.path);
 		fputs(i ? ",{\"path\":" : "{\"path\":", stdout);
 		json_str(stdout, path);
@@ -334,6 +336,7 @@ static void json_libs(const struct row *r)
 		json_u64(stdout, "small_bytes", true, b->p.text_bytes > b->p.huge_bytes ? b->p.text_bytes - b->p.huge_bytes : 0);
 		json_u64(stdout, "file_bytes", true, b->p.file_bytes);
 		json_u64(stdout, "thp_bytes", true, b->p.thp_bytes);
+		json_u64(stdout, "cache_bytes", true, b->p.cache_bytes);
 		json_u64(stdout, "hugetlb_bytes", true, b->p.hugetlb_bytes);
 		fputs(",\"note\":", stdout);
 		if (b->p.has_reason) {
@@ -378,7 +381,7 @@ static void table_libs(const struct row *r)
 		char prog[TX_PATH_BYTES + 3], strat[32], huge[32], small4k[32], note[TX_REASON_BYTES + 16];
 		snprintf(prog, sizeof(prog), "+ %.*s", TX_PATH_BYTES, b->p.path);
 		strategy_column(strat, sizeof(strat), r->strategy,
-				mechanism(b->p.huge_bytes, b->p.file_bytes, b->p.thp_bytes, b->p.hugetlb_bytes));
+				mechanism(b->p.huge_bytes, b->p.file_bytes, b->p.thp_bytes, b->p.hugetlb_bytes, b->p.cache_bytes));
 		fmt_mib(huge, sizeof(huge), true, b->p.huge_bytes);
 		fmt_mib(small4k, sizeof(small4k), true,
 			b->p.text_bytes > b->p.huge_bytes ? b->p.text_bytes - b->p.huge_bytes : 0);
@@ -437,6 +440,7 @@ static void emit(const struct row *r)
 		json_u64(stdout, "file_bytes", r->sizes, r->file);
 		json_u64(stdout, "thp_bytes", r->sizes, r->thp);
 		json_u64(stdout, "hugetlb_bytes", r->sizes, r->hugetlb);
+		json_u64(stdout, "cache_bytes", r->sizes, r->cache);
 		json_u64(stdout, "loader_us", r->sizes, r->elapsed_ns / 1000);
 		fputs(",\"note\":", stdout);
 		if (r->note[0])
@@ -621,6 +625,7 @@ static void emit_loaded(const struct tx_loaded *e, bool have_exec, uint64_t exec
 	r.file = e->p.file_bytes;
 	r.thp = e->p.thp_bytes;
 	r.hugetlb = e->p.hugetlb_bytes;
+	r.cache = e->p.cache_bytes;
 	r.elapsed_ns = e->elapsed_ns;
 	r.remapped = e->mode & TX_MODE_REMAPPED;
 	r.libs = libs;

@@ -48,6 +48,7 @@ struct tx_exec {
 /* What a placement came to: the program's text, or a library's. */
 struct tx_placed {
 	__u64 text_bytes, huge_bytes, file_bytes, thp_bytes, hugetlb_bytes;
+	__u64 cache_bytes; /* the shared text cache (0 from a loader before it) */
 	__u32 has_reason;
 	__u32 pad;
 	char path[TX_PATH_BYTES];

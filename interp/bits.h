@@ -37,3 +37,16 @@ static inline const char *tx_basename(const char *path)
 			b = p + 1;
 	return b;
 }
+
+/* v in hex without leading zeros, at the end of t; returns where it starts. */
+static inline char *tx_hex(char t[17], uint64_t v)
+{
+	int i = 16;
+
+	t[i] = '\0';
+	do {
+		t[--i] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	return t + i;
+}

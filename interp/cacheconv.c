@@ -81,7 +81,8 @@ static int scan_smaps(uint64_t a, uint64_t b, uint8_t *hs)
 			l++;
 			hi = cconv_parse_num(&l, 16);
 			huge = 0;
-		} else if ((v = tx_skip(l, "FilePmdMapped:")) || (v = tx_skip(l, "AnonHugePages:")) ||
+		} else if ((v = tx_skip(l, "FilePmdMapped:")) || (v = tx_skip(l, "ShmemPmdMapped:")) ||
+			   (v = tx_skip(l, "AnonHugePages:")) ||
 			   (v = tx_skip(l, "Private_Hugetlb:")) || (v = tx_skip(l, "Shared_Hugetlb:"))) {
 			while (*v == ' ')
 				v++;

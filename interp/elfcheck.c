@@ -65,7 +65,7 @@ const char *elf_err_str(enum elf_err e)
 	case ELF_OK: return "no error";
 	case ELF_TRUNCATED: return "truncated ELF file";
 	case ELF_NOT_ELF: return "not an ELF file";
-	case ELF_BAD_MACHINE: return "not an x86-64 program";
+	case ELF_BAD_MACHINE: return "not an " ARCH_NAME " program";
 	case ELF_BAD_TYPE: return "not an executable (ELF type is neither EXEC nor DYN)";
 	case ELF_BAD_PHENTSIZE: return "bad program header entry size";
 	case ELF_BAD_PHNUM: return "bad number of program headers";

@@ -27,6 +27,7 @@
 #include "image.h"
 #include "opts.h"
 #include "rt.h"
+#include "textcache.h"
 
 /* The final stage's page (final.c). */
 enum page_kind { PAGE_NONE, PAGE_MEMFD, PAGE_ANON };
@@ -55,6 +56,8 @@ struct exec {
 	struct fd_budget fds;   /* RLIMIT_NOFILE borrowed (fds.h); later stages restore it */
 	struct opts env_o, cli_o; /* what the environment and the command line set */
 	struct opts opt;        /* in effect; load merges the note in */
+	const char *cache_dir;  /* the shared text cache (TIEXEC_CACHE), NULL: none */
+	char cache_dir_buf[4096]; /* its copy: the environment's strings move */
 	char path_buf[4096];    /* the program's path, found in PATH */
 
 	/* load: the images, their text, where the hook goes. */
@@ -63,6 +66,8 @@ struct exec {
 	int remap;              /* the program's text went through huge.c */
 	struct huge_result hr;
 	struct hookpoint hp;    /* HOOK_NONE: no stage after ld.so */
+	int cache_fd;           /* the program's cache entry while load runs, else -1 */
+	uint64_t cache_off[TEXTCACHE_PH_MAX]; /* its offset for each program header */
 	uint64_t entry;         /* ld.so's entry, or the program's */
 
 	/* final_open: the final stage's page, before the stack decides the

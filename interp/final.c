@@ -79,7 +79,7 @@ static uint64_t vdso_gadget(const uint64_t *aux)
 
 /* A "syscall; ret" in the interpreter's text, for the final stage to unmap
  * its own page on the way into the program without touching the registers
- * ld.so left (the vDSO's gadget clears %rdx, ld.so's finalizer). */
+ * ld.so left (the vDSO's gadget clears one: ld.so's finalizer). */
 static uint64_t interp_syscall_ret(const struct image *interp)
 {
 	for (unsigned i = 0; i < interp->nsegs; i++) {

@@ -29,6 +29,7 @@ static const struct {
 	{0x794c7630, "overlayfs", ~1U, 0}, /* the file system below decides */
 };
 #define OVERLAYFS_MAGIC 0x794c7630UL
+#define TMPFS_MAGIC 0x01021994UL
 
 static unsigned number(const char **p)
 {
@@ -76,3 +77,10 @@ void fs_folios(int fd, struct fs_info *fi)
 	}
 }
 
+
+int fs_is_tmpfs(int fd)
+{
+	struct tx_statfs sf;
+
+	return SC(__NR_fstatfs, fd, &sf, 0, 0, 0, 0) == 0 && (unsigned long)(unsigned)sf.f_type == TMPFS_MAGIC;
+}

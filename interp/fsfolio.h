@@ -26,3 +26,6 @@ struct fs_info {
 /* For the file open at fd. */
 void fs_folios(int fd, struct fs_info *fi);
 
+/* Whether the file open at fd lives on a tmpfs (the text cache's home). */
+int fs_is_tmpfs(int fd);
+

@@ -94,7 +94,7 @@ void hookpoint_choose(const struct image *pg, const struct image *ip, struct hoo
 	const char *so = soname(ip);
 
 	memset(hp, 0, sizeof(*hp));
-	if (so && tx_streq(so, "ld-linux-x86-64.so.2"))
+	if (so && tx_streq(so, ARCH_LDSO_GLIBC))
 		preinit(pg, hp);
 	else if (!so && tx_skip(tx_basename(ip->path), "ld-musl-"))
 		hp->kind = HOOK_ENTRY;

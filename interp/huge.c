@@ -13,6 +13,11 @@
  *            mapping stays until the copy is complete and known to be on huge
  *            pages, so a failure leaves the 4 KiB mapping untouched.
  *   hugetlb  the same from the reserved pool (MAP_HUGETLB).
+ *   cache    where the page cache cannot do `file` (the file system keeps
+ *            4 KiB folios, or the text is not congruent), the shared text
+ *            cache's entry for the file (textcache.h), a tmpfs file held in
+ *            2 MiB pages, mapped privately over the pieces: zero copy,
+ *            shared by every process, for `auto` and `file`.
  *
  * Copies cover only file-backed text (never zero fill), are left out of
  * core dumps, stay within the memory cgroup's headroom (memlimit.c), and
@@ -402,6 +407,63 @@ static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint6
 	}
 }
 
+/* The shared text cache on segment s's 2 MiB-aligned pieces [a, b) that
+ * are not huge yet: the entry (at eoff for the segment's p_offset) mapped
+ * over each run of them, then faulted in and checked. */
+static void cache_pieces(const struct huge_req *r, struct huge_result *res, const struct seg *s,
+			 uint64_t eoff, uint64_t a, uint64_t b, uint8_t *state)
+{
+	static uint8_t hs[MAX_PIECES];
+	uint64_t n = (b - a) / TX_HUGE;
+
+	if ((eoff + (a - s->vaddr)) & (TX_HUGE - 1)) {
+		note(res, "cache: the text is not placed congruent to the cache's entry");
+		return;
+	}
+	for (uint64_t k = 0; k < n;) {
+		uint64_t j = k;
+		while (j < n && !state[j])
+			j++;
+		if (j > k) {
+			uint64_t x = a + k * TX_HUGE, len = (j - k) * TX_HUGE;
+			long m = sys_mmap(x, len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, r->cache_fd,
+					  eoff + (x - s->vaddr));
+			if (m != (long)x) {
+				/* MAP_FIXED failing leaves the range unmapped: the
+				 * file's own pages back, or nothing runs. */
+				sys_mmap(x, len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, r->fd,
+					 s->offset + (x - s->vaddr));
+				note(res, "cache: the entry cannot be mapped");
+				return;
+			}
+		}
+		while (j < n && state[j])
+			j++;
+		k = j;
+	}
+	if (r->o->lazy) {
+		for (uint64_t k = 0; k < n; k++)
+			if (!state[k]) {
+				state[k] = 1;
+				res->lazy += TX_HUGE;
+			}
+		return;
+	}
+	if (populate(a, b - a, 0) < 0 || scan_huge(a, b, hs) < 0) {
+		note(res, "cache: cannot fault in or verify the text");
+		return;
+	}
+	for (uint64_t k = 0; k < n; k++) {
+		if (state[k] || !hs[k])
+			continue;
+		state[k] = 1;
+		account(r, res, a + k * TX_HUGE, a + (k + 1) * TX_HUGE, &res->cache);
+	}
+	for (uint64_t k = 0; k < n; k++)
+		if (!state[k])
+			note(res, "cache: part of the entry is not in 2 MiB pages (is the cache mounted huge=always?)");
+}
+
 /* The zero-copy attempt on segment s's 2 MiB-aligned pieces [a, b). */
 static void file_pieces(const struct huge_req *r, struct huge_result *res, const struct seg *s,
 			uint64_t a, uint64_t b, uint8_t *state, int shared, int overlay)
@@ -605,6 +667,8 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 				if (locked > 0)
 					convert_unlock(r->fd);
 			}
+			if (r->cache_fd >= 0 && a < b && r->cache_off[i] != UINT64_MAX)
+				cache_pieces(r, res, s, r->cache_off[i], a, b, state + (a - oa) / TX_HUGE);
 		}
 		if (st == ST_AUTO || st == ST_THP || st == ST_HUGETLB) {
 			int any = 0;

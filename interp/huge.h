@@ -14,7 +14,7 @@
 #define HUGE_MAX_NOTES 6
 
 struct huge_result {
-	uint64_t file, thp, hugetlb; /* bytes on 2 MiB pages, by source */
+	uint64_t file, cache, thp, hugetlb; /* bytes on 2 MiB pages, by source */
 	uint64_t text_huge;          /* of those, bytes inside executable segments */
 	uint64_t lazy;               /* bytes advised but left to fault on first touch */
 	unsigned nnotes;
@@ -28,6 +28,10 @@ struct huge_req {
 	struct seg *segs;
 	unsigned nsegs;
 	uint64_t lim_lo, lim_hi; /* the address range reserved for the program */
+	/* The shared text cache's entry (textcache.h), or -1; cache_off[i]:
+	 * its file offset for segs[i]'s p_offset. */
+	int cache_fd;
+	const uint64_t *cache_off;
 };
 
 void huge_apply(const struct huge_req *r, struct huge_result *res);

@@ -116,7 +116,7 @@ static void place_exact(struct image *im, uint64_t align)
 
 /* Reserves the address range the image will live in (PROT_NONE), and sets
  * its bias.  Dies when a fixed-address program cannot have its addresses. */
-void image_place(struct image *im, int is_interp, enum strategy strategy)
+void image_place(struct image *im, int is_interp, enum strategy strategy, int cached)
 {
 	uint64_t span = im->info.hi - im->info.lo;
 	long r;
@@ -197,6 +197,8 @@ void image_place(struct image *im, int is_interp, enum strategy strategy)
 		if (!is_interp && (strategy == ST_THP || strategy == ST_HUGETLB)) {
 			anchor = tx_down(anchor, TX_PAGE);
 			mod = 0;
+		} else if (!is_interp && cached) {
+			mod = anchor; /* a 2 MiB-aligned bias: textcache.h */
 		}
 	}
 	im->bias = layout_aligned_bias(region, im->info.lo, anchor, mod, align, im->info.first_vaddr);

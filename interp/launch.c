@@ -92,8 +92,24 @@ static void usage(void)
 		"      --version          print the version\n"
 		"\n"
 		"Environment: TIEXEC_VERBOSE, TIEXEC_STRATEGY, TIEXEC_LAZY, TIEXEC_ROUND_OUT,\n"
-		"TIEXEC_MIN_TEXT, TIEXEC_LIBS set the same; options on the command line win.\n";
+		"TIEXEC_MIN_TEXT, TIEXEC_LIBS set the same; options on the command line win.\n"
+		"TIEXEC_CACHE names the shared text cache (default " TEXTCACHE_DIR ", empty: none).\n";
 	sys_write(1, text, sizeof(text) - 1);
+}
+
+/* The shared text cache's directory: TIEXEC_CACHE, where set (empty: no
+ * cache), else the default.  Whatever it names is used only if root owns
+ * it and nobody else can write it (textcache.h). */
+static const char *cache_dir(char **envp, char *buf, size_t n)
+{
+	const char *d = env_get(envp, "TIEXEC_CACHE");
+
+	if (!d)
+		return TEXTCACHE_DIR;
+	if (!*d || strlen(d) >= n)
+		return NULL;
+	memcpy(buf, d, strlen(d) + 1);
+	return buf;
 }
 
 /* The program a re-exec of /proc/self/exe names (reexec.h), or NULL. */
@@ -286,6 +302,7 @@ void launch_stage(struct exec *ex, uint64_t *sp)
 	ex->caps_opted = caps_enter(ex->aux);
 	fds_raise(&ex->fds);
 	settings_from_env(ex);
+	ex->cache_dir = cache_dir(ex->s.envp, ex->cache_dir_buf, sizeof(ex->cache_dir_buf));
 	ex->binfmt = (ex->aux[AT_FLAGS] & AT_FLAGS_PRESERVE_ARGV0) || ((ex->aux_has >> AT_EXECFD) & 1);
 	if (!ex->binfmt)
 		ex->path = reexec_of(ex);

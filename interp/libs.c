@@ -15,6 +15,7 @@
 #include <linux/auxvec.h>
 
 #include "detach.h"
+#include "fsfolio.h"
 #include "exec.h"
 #include "huge.h"
 #include "libfind.h"
@@ -101,9 +102,9 @@ static void probe_lib(const char *path, const struct lib *b, const struct huge_r
 		hr = &none;
 	uint64_t on = hr->text_huge > text ? text : hr->text_huge;
 	/* In a register: as a static's field the probe's operand would be
-	 * "ex+N(%rip)", which libbpf (1.1) cannot read. */
+	 * PC-relative ("ex+N(pc)"), which libbpf (1.1) cannot read. */
 	__asm__("" : "+r"(path));
-	TX_PROBE(lib, path, b->path, text, on, hr->file, hr->thp, hr->hugetlb, why);
+	TX_PROBE(lib, path, b->path, text, on, hr->file, hr->thp, hr->hugetlb, why, hr->cache);
 	(void)path, (void)text, (void)on, (void)why;
 }
 
@@ -170,12 +171,75 @@ static const char *not_mapped_file(const struct lib *b, const struct statx *st)
 	return NULL;
 }
 
+/* "tiexec: 'PROG': library 'LIB': cache: why", with -v. */
+static void cache_note(const char *prog, const struct lib *b, const char *why)
+{
+	struct msg m;
+
+	if (!report_verbose())
+		return;
+	msg_lib(&m, prog, b);
+	msg_str(&m, "cache: ");
+	msg_str(&m, why);
+	say(&m);
+}
+
+/* The shared text cache's entry for library b (open at fd, identity st)
+ * when the page cache cannot give its text 2 MiB folios (textcache.h):
+ * its descriptor, and in *eoff the entry's offset for the mapping's file
+ * offset; or -1.  The library's base must be 2 MiB-aligned, as ld.so puts
+ * a library of 2 MiB or more on Linux 6.1 and later. */
+static int lib_cache(const char *dir, const char *prog, const struct lib *b, int fd, const struct statx *st,
+		     uint64_t *eoff)
+{
+	static Elf64_Phdr ph[TEXTCACHE_PH_MAX];
+	static uint64_t off[TEXTCACHE_PH_MAX];
+	char name[TEXTCACHE_NAME_MAX];
+	const char *why = NULL;
+	struct fs_info fi;
+	Elf64_Ehdr eh;
+
+	if (!dir)
+		return -1;
+	fs_folios(fd, &fi);
+	if (fi.folios != FS_FOLIOS_NO && !((b->lo - b->off) & (TX_HUGE - 1)))
+		return -1; /* the page cache does it */
+	if (!textcache_name(st, name, sizeof(name)))
+		return -1;
+	int cfd = textcache_open(dir, name, &why);
+	if (cfd < 0) {
+		cache_note(prog, b, why ? why : "no entry for this file (tiexec-warm makes one)");
+		return -1;
+	}
+	if (sys_pread(fd, &eh, sizeof(eh), 0) != (long)sizeof(eh) || eh.e_phnum > TEXTCACHE_PH_MAX ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) ||
+	    sys_pread(fd, ph, eh.e_phnum * sizeof(Elf64_Phdr), eh.e_phoff) != (long)(eh.e_phnum * sizeof(Elf64_Phdr))) {
+		why = "the library's program headers cannot be read";
+	} else if (textcache_layout(cfd, ph, eh.e_phnum, off, &why) == 0) {
+		why = "the entry has no text at the mapping's offset";
+		for (unsigned i = 0; i < eh.e_phnum; i++) {
+			if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X) || tx_down(ph[i].p_offset, TX_PAGE) != b->off)
+				continue;
+			*eoff = tx_down(off[i], TX_PAGE);
+			why = ((b->lo - *eoff) & (TX_HUGE - 1)) ? "ld.so put the library at an address that is not 2 MiB-aligned"
+							    : NULL;
+			break;
+		}
+	}
+	if (why) {
+		cache_note(prog, b, why);
+		sys_close(cfd);
+		return -1;
+	}
+	return cfd;
+}
+
 /* One library's text mapping, through the same strategies as the
  * program's own text.  The file is opened by the path the mapping names,
  * and used only if it is still the mapped file (device and inode).
  * Returns 1 once the library is reported, placed or left (the libs probe
  * counts them: one lib probe each). */
-static int place_lib(const char *prog, const struct lib *b, const struct opts *o)
+static int place_lib(const char *prog, const char *cache_dir, const struct lib *b, const struct opts *o)
 {
 	struct statx st;
 	struct huge_result hr;
@@ -188,7 +252,7 @@ static int place_lib(const char *prog, const struct lib *b, const struct opts *o
 		return report_skip(prog, b, "deleted or replaced since ld.so mapped it", 0);
 	if (fd < 0)
 		return report_skip(prog, b, "cannot open it", fd);
-	long e = sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_TYPE, &st);
+	long e = sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_BASIC_STATS, &st);
 	const char *why = e < 0 ? "cannot stat it" : not_mapped_file(b, &st);
 	if (why) {
 		sys_close(fd);
@@ -203,6 +267,8 @@ static int place_lib(const char *prog, const struct lib *b, const struct opts *o
 	g.flags = PF_R | PF_X;
 	g.own_lo = b->lo;
 	g.own_hi = b->hi;
+	uint64_t eoff = 0;
+	int cfd = lib_cache(cache_dir, prog, b, fd, &st, &eoff);
 	struct huge_req req = {
 		.fd = fd,
 		.name = b->path,
@@ -211,9 +277,13 @@ static int place_lib(const char *prog, const struct lib *b, const struct opts *o
 		.nsegs = 1,
 		.lim_lo = b->lo,
 		.lim_hi = b->hi,
+		.cache_fd = cfd,
+		.cache_off = &eoff,
 	};
 	memset(&hr, 0, sizeof(hr));
 	huge_apply(&req, &hr);
+	if (cfd >= 0)
+		sys_close(cfd);
 	sys_close(fd);
 	report_lib(prog, b, &hr);
 	return 1;
@@ -256,7 +326,7 @@ void libs_stage(struct exec *ex)
 				   "(/proc not mounted?)");
 	unsigned n = libfind(maps, o.min_text, skip, not_libraries(ex, skip), libs, LIBS_MAX);
 	for (unsigned i = 0; i < n; i++)
-		reported += (uint64_t)place_lib(prog, &libs[i], &o);
+		reported += (uint64_t)place_lib(prog, ex->cache_dir, &libs[i], &o);
 	maps_free(maps, cap);
 	__asm__("" : "+r"(prog));
 	TX_PROBE(libs, prog, reported, now_ns() - t0);

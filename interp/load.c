@@ -14,6 +14,7 @@
 #include <linux/auxvec.h>
 
 #include "exec.h"
+#include "fsfolio.h"
 #include "fds.h"
 #include "hookpoint.h"
 #include "huge.h"
@@ -59,7 +60,7 @@ static int load_images(struct exec *ex, int remap)
 
 	if (has_interp && !tight)
 		image_open_interp(prog, interp);
-	image_place(prog, 0, ex->opt.strategy);
+	image_place(prog, 0, ex->opt.strategy, ex->cache_fd >= 0);
 	image_map(prog);
 	image_trim(prog, remap && ex->opt.round_out);
 	if (tight) {
@@ -68,7 +69,7 @@ static int load_images(struct exec *ex, int remap)
 		image_open_interp(prog, interp);
 	}
 	if (has_interp) {
-		image_place(interp, 1, ex->opt.strategy);
+		image_place(interp, 1, ex->opt.strategy, 0);
 		image_map(interp);
 		image_trim(interp, 0);
 		sys_close(interp->fd);
@@ -83,8 +84,83 @@ static int load_images(struct exec *ex, int remap)
 	return remap;
 }
 
+/* Whether one load bias puts every executable segment congruent to its
+ * file offset modulo 2 MiB (they all have the same p_vaddr - p_offset
+ * modulo 2 MiB): what the page cache's 2 MiB folios need. */
+static int text_congruent_to_itself(const struct image *im)
+{
+	uint64_t d = 0;
+	int seen = 0;
+
+	for (unsigned i = 0; i < im->eh.e_phnum; i++) {
+		const Elf64_Phdr *p = &im->ph[i];
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X))
+			continue;
+		if (seen++ && ((p->p_vaddr - p->p_offset - d) & (TX_HUGE - 1)))
+			return 0;
+		d = p->p_vaddr - p->p_offset;
+	}
+	return 1;
+}
+
+/* The shared text cache's entry for the program (textcache.h), into
+ * cache_fd and cache_off, when the page cache cannot give its text 2 MiB
+ * folios: the file system keeps 4 KiB folios, or no one bias makes its
+ * text segments congruent.  -v says why an entry is not used. */
+static void cache_find(struct exec *ex, int remap)
+{
+	const struct image *prog = &ex->prog;
+	char name[TEXTCACHE_NAME_MAX];
+	const char *why = NULL;
+	struct fs_info fi;
+	struct statx st;
+
+	ex->cache_fd = -1;
+	if (!remap || !ex->cache_dir || (ex->opt.strategy != ST_AUTO && ex->opt.strategy != ST_FILE))
+		return;
+	/* The program is placed congruent to its file (image_place), so the
+	 * page cache does it wherever it holds 2 MiB folios. */
+	fs_folios(prog->fd, &fi);
+	if (fi.folios != FS_FOLIOS_NO && text_congruent_to_itself(prog))
+		return;
+	if (prog->eh.e_phnum > TEXTCACHE_PH_MAX ||
+	    sys_statx(prog->fd, "", TX_AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0 ||
+	    !textcache_name(&st, name, sizeof(name)))
+		return;
+	int fd = textcache_open(ex->cache_dir, name, &why);
+	if (fd >= 0 && textcache_layout(fd, prog->ph, prog->eh.e_phnum, ex->cache_off, &why) < 0) {
+		sys_close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		if (ex->opt.verbose) {
+			struct msg m;
+			msg_head(&m, ex->path);
+			msg_str(&m, "cache: ");
+			if (why) {
+				msg_str(&m, why);
+			} else {
+				msg_str(&m, "no entry for this file in ");
+				msg_str(&m, ex->cache_dir);
+				msg_str(&m, " (tiexec-warm makes one)");
+			}
+			say(&m);
+		}
+		return;
+	}
+	ex->cache_fd = fd;
+}
+
 static void put_text_on_huge_pages(struct exec *ex)
 {
+	static uint64_t seg_off[TEXTCACHE_PH_MAX];
+	unsigned k = 0;
+
+	/* cache_off is by program header, huge.c's by segment (layout.h:
+	 * PT_LOADs with p_memsz, in table order). */
+	for (unsigned i = 0; ex->cache_fd >= 0 && i < ex->prog.eh.e_phnum && k < TEXTCACHE_PH_MAX; i++)
+		if (ex->prog.ph[i].p_type == PT_LOAD && ex->prog.ph[i].p_memsz)
+			seg_off[k++] = ex->cache_off[i];
 	struct huge_req req = {
 		.fd = ex->prog.fd,
 		.name = ex->path,
@@ -93,9 +169,14 @@ static void put_text_on_huge_pages(struct exec *ex)
 		.nsegs = ex->prog.nsegs,
 		.lim_lo = ex->prog.res_lo,
 		.lim_hi = ex->prog.res_hi,
+		.cache_fd = k == ex->prog.nsegs ? ex->cache_fd : -1,
+		.cache_off = seg_off,
 	};
 	huge_apply(&req, &ex->hr);
 	huge_done();
+	if (ex->cache_fd >= 0)
+		sys_close(ex->cache_fd);
+	ex->cache_fd = -1;
 }
 
 /* comm, as the kernel sets it: the last component of the name the program
@@ -191,7 +272,7 @@ static void tell(const struct exec *ex)
 	uint64_t strategy = (uint64_t)ex->opt.strategy;
 	const char *why = hr->nnotes ? hr->notes[0] : NULL;
 	TX_PROBE(loaded, path, mode, strategy, text, huge, hr->file, hr->thp, hr->hugetlb,
-		 now_ns() - ex->t0, why);
+		 now_ns() - ex->t0, why, hr->cache);
 	(void)mode, (void)huge, (void)why, (void)strategy;
 }
 
@@ -222,9 +303,12 @@ void load_stage(struct exec *ex)
 		exec_plain(ex->path, ex->s.argv + ex->first, ex->s.envp, "no descriptor");
 	}
 
+	cache_find(ex, remap);
 	ex->remap = load_images(ex, remap);
 	if (ex->remap)
 		put_text_on_huge_pages(ex);
+	else if (ex->cache_fd >= 0)
+		sys_close(ex->cache_fd);
 	ex->hp.kind = HOOK_NONE;
 	if (hook)
 		choose_hook(ex);

@@ -3,7 +3,7 @@
  * include this.
  *
  *   loaded(path, mode, strategy, text_bytes, huge_bytes, file_bytes,
- *          thp_bytes, hugetlb_bytes, elapsed_ns, reason)
+ *          thp_bytes, hugetlb_bytes, elapsed_ns, reason, cache_bytes)
  *       just before the loader jumps to the program (or, with
  *       TX_MODE_LIBS in mode, to its dynamic linker); strategy is a
  *       TIEXEC_STRATEGY_* value (interp/mark.h), reason NULL or why
@@ -11,7 +11,7 @@
  *   direct(path, reason)
  *       just before the loader execve()s the program plainly.
  *   lib(path, lib_path, text_bytes, huge_bytes, file_bytes, thp_bytes,
- *       hugetlb_bytes, reason)
+ *       hugetlb_bytes, reason, cache_bytes)
  *       once per library mapping the stage after the dynamic linker
  *       (libs.c) placed or left alone, in the same process as the loaded
  *       probe that announced it with TX_MODE_LIBS, but later: ld.so has
@@ -24,6 +24,8 @@
  *       whose loaded probe had TX_MODE_LIBS fires it unless it dies or
  *       execs first (ld.so cannot find a library: it exits 127).
  *
+ * cache_bytes (the shared text cache, textcache.h) came last, so that a
+ * tracer of an older loader reads the others where they were.
  * A probe is a nop when nobody listens; without <sys/sdt.h> (meson checks
  * for it) it is not there at all. */
 #pragma once

@@ -114,6 +114,10 @@ void msg_placed(struct msg *m, uint64_t text, const struct huge_result *hr)
 	msg_mib(m, text);
 	msg_str(m, " MiB text on 2 MiB pages (file ");
 	msg_mib(m, hr->file);
+	if (hr->cache) {
+		msg_str(m, ", cache ");
+		msg_mib(m, hr->cache);
+	}
 	msg_str(m, ", thp ");
 	msg_mib(m, hr->thp);
 	if (hr->hugetlb) {

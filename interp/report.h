@@ -28,5 +28,5 @@ __attribute__((noreturn)) void die_msg(struct msg *m, int status);
 __attribute__((noreturn)) void die_usage(const char *what, const char *why);
 /* "tiexec: 'PATH': what" with -v only. */
 void verbose_note(const char *path, const char *what);
-/* "X of Y MiB text on 2 MiB pages (file a, thp b[, hugetlb c][, lazy d])". */
+/* "X of Y MiB text on 2 MiB pages (file a[, cache e], thp b[, hugetlb c][, lazy d])". */
 void msg_placed(struct msg *m, uint64_t text, const struct huge_result *hr);

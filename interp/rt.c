@@ -120,17 +120,10 @@ void msg_u64(struct msg *m, uint64_t v)
 
 void msg_hex(struct msg *m, uint64_t v)
 {
-	char t[19];
-	int i = 18;
+	char t[17];
 
-	t[i] = '\0';
-	do {
-		t[--i] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	t[--i] = 'x';
-	t[--i] = '0';
-	msg_str(m, t + i);
+	msg_str(m, "0x");
+	msg_str(m, tx_hex(t, v));
 }
 
 static void msg_tenths(struct msg *m, uint64_t tenths)

@@ -116,4 +116,34 @@ if "$d/mdwe" prctl true 2>/dev/null; then
 else
 	say mdwe n/a "PR_SET_MDWE needs Linux 6.3"
 fi
+# 7. The shared text cache (/run/tiexec/text, mounted by tiexec-warm):
+#    entries where the page cache cannot hold 2 MiB folios, the page cache
+#    where it can.  Then what a warm start gets, reads and costs against a
+#    direct exec of the same program (medians of 15, interleaved).
+mkdir -p /run
+chmod 755 /run
+"$d/tiexec-warm" "$d/big" "$d/big-static" "$d/libbl.so" >"$T/cwarm" 2>&1
+say cache-warm "$(sed "s|^$d/||" "$T/cwarm" | tr '\n' ';')"
+"$d/tiexec" -v "$d/big" loop 10 >/dev/null 2>"$T/cpie"
+say cache-pie "$(placed "$T/cpie")"
+say cache-pie-anon-kb "$(anon_kb "$d/tiexec" "$d/big")"
+say cache-pie-read "$(read_bytes "$d/tiexec" "$d/big")"
+"$d/tiexec" -v "$d/big-static" loop 10 >/dev/null 2>"$T/cstatic"
+say cache-static "$(placed "$T/cstatic")"
+say cache-static-anon-kb "$(anon_kb "$d/tiexec" "$d/big-static")"
+"$d/tiexec" -v "$d/bl" loop 10 >/dev/null 2>"$T/clib"
+say cache-lib "$(lib_placed "$T/clib")"
+say cache-lib-why "$(grep "library" "$T/clib" | grep -v ' MiB text on 2 MiB pages (' | sed "s/^tiexec: '[^']*': library '[^']*': //" | head -1)"
+/usr/local/bin/bash -c '
+	med() { printf "%s\n" "$@" | sort -n | sed -n "$((($# + 1) / 2))p"; }
+	for p in "$2" "$3"; do
+		d=() t=()
+		for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+			a=${EPOCHREALTIME/./}; "$p" loop 1 >/dev/null; b=${EPOCHREALTIME/./}
+			"$1" "$p" loop 1 >/dev/null; c=${EPOCHREALTIME/./}
+			d+=($((b - a))) t+=($((c - b)))
+		done
+		echo "TX $4 cache-start-${p##*/} $(med "${t[@]}") $(med "${d[@]}")"
+	done' _ "$d/tiexec" "$d/big" "$d/big-static" "$fs"
+umount /run/tiexec/text 2>/dev/null
 say done 1

@@ -15,6 +15,18 @@
 
 #include "perfmap.h"
 #include "smaps.h"
+#include "textcache.h"
+
+/* The shared text cache's directory (the loader's TIEXEC_CACHE moves it):
+ * its entries are the text tiexec mapped from it. */
+static const char *cache_dir = TEXTCACHE_DIR;
+
+static int from_cache(const struct smaps_map *m)
+{
+	size_t n = strlen(cache_dir);
+
+	return *cache_dir && !strncmp(m->path, cache_dir, n) && m->path[n] == '/';
+}
 
 #ifndef TIEXEC_VERSION
 #define TIEXEC_VERSION "unknown"
@@ -178,7 +190,7 @@ static void put_json_str(const char *s, FILE *f)
 }
 
 struct totals {
-	uint64_t size_kb, huge_kb, aligned_kb, file_pmd_kb, shmem_pmd_kb, anon_huge_kb, hugetlb_kb;
+	uint64_t size_kb, huge_kb, aligned_kb, file_pmd_kb, shmem_pmd_kb, anon_huge_kb, hugetlb_kb, cache_kb;
 };
 
 static void add_totals(struct totals *t, const struct smaps_map *m)
@@ -190,6 +202,7 @@ static void add_totals(struct totals *t, const struct smaps_map *m)
 	t->shmem_pmd_kb += m->shmem_pmd_kb;
 	t->anon_huge_kb += m->anon_huge_kb;
 	t->hugetlb_kb += smaps_hugetlb_kb(m);
+	t->cache_kb += from_cache(m) ? m->shmem_pmd_kb : 0;
 }
 
 /* kB as MiB with one decimal. */
@@ -253,6 +266,8 @@ static void print_human(long pid, const char *comm, const char *exe, const struc
 			put_text(m->path, stdout);
 		else
 			fputs("(anonymous)", stdout);
+		if (from_cache(m))
+			fputs(" (text cache)", stdout);
 		putchar('\n');
 	}
 	if (!any)
@@ -285,17 +300,17 @@ static void print_json(long pid, const char *comm, const char *exe, const struct
 		printf(",\"deleted\":%s,\"size_kb\":%" PRIu64 ",\"rss_kb\":%" PRIu64
 		       ",\"huge_kb\":%" PRIu64 ",\"file_pmd_kb\":%" PRIu64 ",\"shmem_pmd_kb\":%" PRIu64
 		       ",\"anon_huge_kb\":%" PRIu64 ",\"hugetlb_kb\":%" PRIu64
-		       ",\"aligned_kb\":%" PRIu64 "}",
+		       ",\"aligned_kb\":%" PRIu64 ",\"cache\":%s}",
 		       m->deleted ? "true" : "false", m->size_kb, m->rss_kb, smaps_huge_kb(m),
 		       m->file_pmd_kb, m->shmem_pmd_kb, m->anon_huge_kb, smaps_hugetlb_kb(m),
-		       smaps_aligned_kb(m->start, m->end));
+		       smaps_aligned_kb(m->start, m->end), from_cache(m) ? "true" : "false");
 		sep = ",";
 	}
 	printf("],\"total\":{\"size_kb\":%" PRIu64 ",\"huge_kb\":%" PRIu64
 	       ",\"file_pmd_kb\":%" PRIu64 ",\"shmem_pmd_kb\":%" PRIu64 ",\"anon_huge_kb\":%" PRIu64
-	       ",\"hugetlb_kb\":%" PRIu64 ",\"aligned_kb\":%" PRIu64 "}}\n",
+	       ",\"hugetlb_kb\":%" PRIu64 ",\"aligned_kb\":%" PRIu64 ",\"cache_kb\":%" PRIu64 "}}\n",
 	       t.size_kb, t.huge_kb, t.file_pmd_kb, t.shmem_pmd_kb, t.anon_huge_kb, t.hugetlb_kb,
-	       t.aligned_kb);
+	       t.aligned_kb, t.cache_kb);
 }
 
 enum mode { M_HUMAN, M_JSON, M_PERF_MAP };
@@ -355,6 +370,10 @@ static int report(long pid, enum mode mode, int first)
 
 int main(int argc, char **argv)
 {
+	const char *cd = getenv("TIEXEC_CACHE");
+
+	if (cd)
+		cache_dir = cd;
 	enum { O_JSON = 256, O_PERF_MAP, O_VERSION };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },

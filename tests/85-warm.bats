@@ -284,9 +284,13 @@ tiexec-warm: '$D/perm/warm.conf': line 2: '$D/perm/bin/s' left out: '$D/perm/bin
 		'CapabilityBoundingSet=CAP_DAC_READ_SEARCH CAP_SYS_PTRACE CAP_FOWNER' MemoryDenyWriteExecute=yes; do
 		grep -qx "$k" "$unit"
 	done
+	grep -qx 'ReadWritePaths=/run/tiexec/text' "$unit"
+	grep -qx 'Requires=run-tiexec-text.mount' "$unit"
 	mkdir -p "$D/unit"
 	sed "s|/usr/bin/tiexec-warm|$WARM|" "$unit" >"$D/unit/tiexec-warm.service"
-	run systemd-analyze verify --man=no "$D/unit/tiexec-warm.service"
+	cp "$ROOT/packaging/systemd/run-tiexec-text.mount" "$D/unit/"
+	grep -qx 'Options=mode=0755,huge=always,nosuid,nodev' "$D/unit/run-tiexec-text.mount"
+	run systemd-analyze verify --man=no "$D/unit/tiexec-warm.service" "$D/unit/run-tiexec-text.mount"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# Within those capabilities, no_new_privs and MemoryDenyWriteExecute, a
@@ -305,7 +309,23 @@ tiexec-warm: '$D/perm/warm.conf': line 2: '$D/perm/bin/s' left out: '$D/perm/bin
 			while read -r c; do case $c in @*) expand "$c" ;; *) echo "$c" ;; esac; done
 	}
 	allowed=$(for k in $filter; do case $k in @*) expand "$k" ;; *) echo "$k" ;; esac; done | sort -u)
-	used=$(sed -n '/execve(".*tiexec-warm"/,$p' "$D/unit/st" | sed -nE 's/^[0-9]+ +([a-z0-9_]+)\(.*/\1/p' | sort -u)
+	# And an entry written to the text cache (mounted, as the unit's mount
+	# would be, at a root-owned place of our own under /run).
+	local tc
+	tc=$(mktemp -d /run/tiexec-warm-test.XXXXXX)
+	chmod 755 "$tc"
+	mkdir "$tc/text"
+	mount -t tmpfs -o mode=0755,huge=always tmpfs "$tc/text"
+	run_t strace -f -qq -o "$D/unit/st2" env TIEXEC_CACHE="$tc/text" setpriv \
+		--bounding-set=-all,+dac_read_search,+sys_ptrace,+fowner --no-new-privs "$FIXTURES/mdwe" seccomp \
+		"$WARM" "$FIXTURES/libbl-lld.so"
+	umount "$tc/text"
+	rm -rf "$tc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"16.0 MiB of text in the text cache (made now"* ]]
+	used=$(for f in "$D/unit/st" "$D/unit/st2"; do sed -n '/execve(".*tiexec-warm"/,$p' "$f"; done |
+		sed -nE 's/^[0-9]+ +([a-z0-9_]+)\(.*/\1/p' | sort -u)
 	echo "not allowed: $(comm -23 <(echo "$used") <(echo "$allowed") | tr '\n' ' ')"
 	[ -z "$(comm -23 <(echo "$used") <(echo "$allowed"))" ]
 }

@@ -216,6 +216,24 @@ stop_waiting() {
 	! grep -v '^#' /etc/tiexec/warm.conf | grep -q .
 	/usr/bin/tiexec-warm --check
 	/usr/bin/tiexec-warm --check --config /etc/tiexec/warm.conf
+	# The text cache's mount unit is shipped; without systemd (here, when
+	# it does not run) tiexec-warm mounts the cache itself, and the loader
+	# maps an lld library's text from it.  Purge unmounts it.
+	[ -e /lib/systemd/system/run-tiexec-text.mount ]
+	grep -q '^Requires=run-tiexec-text.mount' /lib/systemd/system/tiexec-warm.service
+	local cached=
+	if [ ! -e /run/tiexec/text ] && [ ! -d /run/systemd/system ] && [ -x "$FIXTURES/bl-lld" ]; then
+		cached=1
+		run env -u TIEXEC_CACHE /usr/bin/tiexec-warm "$FIXTURES/libbl-lld.so"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"in the text cache (made now"* ]]
+		mountpoint -q /run/tiexec/text
+		run --separate-stderr env -u TIEXEC_CACHE TIEXEC_VERBOSE=1 /usr/bin/tiexec "$FIXTURES/bl-lld" loop 1000
+		echo "$stderr"
+		[ "$status" -eq 0 ]
+		[[ "$stderr" == *"(file 0.0, cache 14.0, thp 0.0)"* ]]
+	fi
 	# The recorder's unit is installed, not enabled.
 	if [ -n "$TRACE_DEB" ]; then
 		[ -e /lib/systemd/system/tiexec-trace.service ]
@@ -258,6 +276,10 @@ stop_waiting() {
 		if [ -e "$f" ]; then echo "directory left behind: $f"; return 1; fi
 	done <"$STATE/new-dirs"
 	if present tiexec || present tiexec-trace; then echo "still known to dpkg"; return 1; fi
+	if [ -n "$cached" ]; then
+		! mountpoint -q /run/tiexec/text
+		[ ! -e /run/tiexec ]
+	fi
 
 	# The stamped program runs plainly again.
 	run --separate-stderr env TIEXEC_VERBOSE=1 "$w/big" report

@@ -6,6 +6,9 @@ BUILD=${TIEXEC_BUILD:-$ROOT/build}
 TIEXEC=$BUILD/interp/tiexec
 FIXTURES=${TIEXEC_FIXTURES:-$BUILD/fixtures}
 export ROOT BUILD TIEXEC FIXTURES
+# No shared text cache (interp/textcache.h) unless a test sets one up: the
+# machine's /run/tiexec/text is neither used nor mounted by a test.
+export TIEXEC_CACHE=
 
 # Under CI=true a skip of something this machine should support is a failure.
 skip_unsupported() {

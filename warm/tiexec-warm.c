@@ -30,6 +30,8 @@
 #include "fsfolio.h"
 #include "mark.h"
 #include "needed.h"
+#include "textcache.h"
+#include "textentry.h"
 
 #ifndef TIEXEC_VERSION
 #define TIEXEC_VERSION "unknown"
@@ -46,26 +48,49 @@ enum { ST_OK = 0, ST_NOT_WARM = 1, ST_USAGE = 2, ST_FAILED = 3 };
 
 static const char usage[] =
 	"Usage: tiexec-warm [--check] [--json] [-v] [--config FILE] [PATH...]\n"
+	"       tiexec-warm --prune [--config FILE]\n"
 	"\n"
 	"Puts the executable segments of ELF programs and shared libraries (files,\n"
 	"or every one under a directory) in the page cache in 2 MiB folios, so that\n"
 	"every process mapping them gets 2 MiB pages, started through tiexec or not.\n"
 	"Pieces that running processes map keep their small folios and are listed\n"
 	"with those processes' PIDs.  Without PATH, the paths of " DEFAULT_CONF ".\n"
+	"Where the page cache cannot hold a file's text in 2 MiB folios (its file\n"
+	"system, or text not congruent to its file offset), the file is copied into\n"
+	"the shared text cache instead: a tmpfs mounted huge=always (" TEXTCACHE_DIR ").\n"
 	"\n"
 	"      --check        change nothing; exit 1 when something is not warm\n"
 	"      --config FILE  also the paths, globs and 'stamped DIR' lines of FILE\n"
 	"      --json         one JSON object per file and line, sizes in kB\n"
+	"      --prune        remove cache entries whose file changed or vanished\n"
 	"  -v, --verbose      also files skipped, and how pieces were measured\n"
 	"  -h, --help         this text\n"
 	"      --version      the version\n"
+	"\n"
+	"Environment: TIEXEC_CACHE names the text cache's directory (empty: none);\n"
+	"a 'cache' line of the configuration wins over it.\n"
 	"\n"
 	"Exit status: 0 all warm, 1 something is not warm (--check, or kept small\n"
 	"because it is in use), 2 a usage error, 3 a file could not be read.\n";
 
 static struct {
-	int check, json, verbose;
+	int check, json, verbose, prune;
 } opt;
+
+/* The shared text cache (interp/textcache.h), as warm.conf sets it. */
+static struct {
+	const char *dir;
+	char dir_buf[4096], size[64];
+	int off, ready, broken;
+} cache = { TEXTCACHE_DIR, "", "", 0, 0, 0 };
+
+/* Files that did not fit in it, for the report at the end. */
+struct nofit {
+	char *path;
+	uint64_t text;
+};
+static struct nofit *nofit;
+static size_t nnofit;
 
 static struct cconv cc = CCONV_INIT(0);
 
@@ -195,7 +220,7 @@ struct span {
  * ranges of whole 2 MiB pieces of read-only executable segments placed
  * congruent to the file), or -1 with *why set when the file is not an ELF
  * program or shared library. */
-static int elf_spans(int fd, uint64_t size, struct span *sp, int *incongruent, const char **why)
+static int elf_spans(int fd, uint64_t size, int program, struct span *sp, int *incongruent, const char **why)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[64];
@@ -226,12 +251,15 @@ static int elf_spans(int fd, uint64_t size, struct span *sp, int *incongruent, c
 			continue;
 		if (p->p_offset > size || p->p_filesz > size - p->p_offset)
 			continue; /* a mapping of it would fault (SIGBUS): no process runs it */
-		/* Only a congruent segment can be PMD-mapped by anyone: the
-		 * kernel and ld.so place segments at p_vaddr plus a 2 MiB-aligned
-		 * base (ld.so: libraries of 2 MiB or more). */
+		/* A library's segment must be congruent to be PMD-mapped: ld.so
+		 * places it at p_vaddr plus a 2 MiB-aligned base (libraries of
+		 * 2 MiB or more).  A program's is placed congruent to its file
+		 * by tiexec, whatever its p_vaddr (a direct exec of it gets
+		 * small pages). */
 		if ((p->p_vaddr - p->p_offset) & (HUGE - 1)) {
 			*incongruent = 1;
-			continue;
+			if (!program)
+				continue;
 		}
 		uint64_t lo = (p->p_offset + HUGE - 1) & -HUGE, hi = (p->p_offset + p->p_filesz) & -HUGE;
 		if (lo < hi)
@@ -297,7 +325,7 @@ struct result {
 	uint64_t aligned, before, after; /* bytes */
 	uint64_t converted, collapsed, evicted, cold;
 	uint64_t stuck; /* bytes still small after eviction, used by nobody we saw */
-	int writing, incongruent;
+	int writing, incongruent, library;
 	char no_folios[128]; /* "btrfs keeps 4 KiB folios ...": nothing tried */
 	struct piece_pids kept[64];
 	unsigned nkept, more_kept;
@@ -425,19 +453,26 @@ kept:
 	}
 }
 
+/* A JSON line's start: {"path":"PATH" */
+static void json_path(const char *path)
+{
+	printf("{\"path\":\"");
+	for (const char *c = path; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			printf("\\%c", *c);
+		else if ((unsigned char)*c < ' ')
+			printf("\\u%04x", *c);
+		else
+			putchar(*c);
+	}
+	putchar('"');
+}
+
 static void report(const struct target *t, const struct result *r)
 {
 	if (opt.json) {
-		printf("{\"path\":\"");
-		for (const char *c = t->path; *c; c++) {
-			if (*c == '"' || *c == '\\')
-				printf("\\%c", *c);
-			else if ((unsigned char)*c < ' ')
-				printf("\\u%04x", *c);
-			else
-				putchar(*c);
-		}
-		printf("\",\"aligned_kb\":%" PRIu64 ",\"warm_before_kb\":%" PRIu64 ",\"warm_kb\":%" PRIu64
+		json_path(t->path);
+		printf(",\"route\":\"file\",\"aligned_kb\":%" PRIu64 ",\"warm_before_kb\":%" PRIu64 ",\"warm_kb\":%" PRIu64
 		       ",\"converted_kb\":%" PRIu64 ",\"cold_before_kb\":%" PRIu64 ",\"collapsed\":%" PRIu64
 		       ",\"evicted\":%" PRIu64 ",\"stuck_kb\":%" PRIu64 ",\"open_for_writing\":%s,\"incongruent\":%s,"
 		       "\"no_large_folios\":%s,\"kept\":[",
@@ -480,8 +515,9 @@ static void report(const struct target *t, const struct result *r)
 	printf("\n");
 	if (opt.verbose) {
 		if (r->incongruent)
-			printf("%s: an executable segment is not congruent to its file offset modulo 2 MiB: no process can map it with 2 MiB pages\n",
-			       t->path);
+			printf("%s: an executable segment is not congruent to its file offset modulo 2 MiB: %s\n", t->path,
+			       r->library ? "no process maps it with 2 MiB pages from the page cache (the text cache can)"
+					  : "tiexec places it congruent; a direct exec gets 4 KiB pages");
 		for (unsigned i = 0; i < r->nkept; i++) {
 			printf("%s: piece at 0x%" PRIx64 " mapped by PID", t->path, r->kept[i].off);
 			for (unsigned j = 0; j < r->kept[i].npids; j++)
@@ -492,6 +528,116 @@ static void report(const struct target *t, const struct result *r)
 			printf("%s: %" PRIu64 " pieces collapsed in place, %" PRIu64 " evicted and read back\n", t->path,
 			       r->collapsed, r->evicted);
 	}
+}
+
+/* ---- the shared text cache: files the page cache cannot serve ---- */
+
+/* Bytes of file data in the executable segments: the text an entry holds;
+ * *pieces: whole 2 MiB pieces of it at 2 MiB-aligned addresses. */
+static uint64_t text_bytes(int fd, uint64_t *pieces)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[64];
+	uint64_t n = 0;
+
+	*pieces = 0;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || eh.e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh.e_phnum > 64 || pread(fd, ph, eh.e_phnum * sizeof(*ph), (off_t)eh.e_phoff) != (ssize_t)(eh.e_phnum * sizeof(*ph)))
+		return 0;
+	for (unsigned i = 0; i < eh.e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
+			uint64_t lo = (ph[i].p_vaddr + HUGE - 1) & -HUGE, hi = (ph[i].p_vaddr + ph[i].p_filesz) & -HUGE;
+			n += ph[i].p_filesz;
+			*pieces += hi > lo ? (hi - lo) / HUGE : 0;
+		}
+	return n;
+}
+
+/* A shared library: ET_DYN without PT_INTERP (a static PIE counts too). */
+static int library(int fd)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[64];
+
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || eh.e_type != ET_DYN || eh.e_phnum > 64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) ||
+	    pread(fd, ph, eh.e_phnum * sizeof(*ph), (off_t)eh.e_phoff) != (ssize_t)(eh.e_phnum * sizeof(*ph)))
+		return 0;
+	for (unsigned i = 0; i < eh.e_phnum; i++)
+		if (ph[i].p_type == PT_INTERP)
+			return 0;
+	return 1;
+}
+
+/* The cache mounted and trusted, once; else said once. */
+static int cache_ready(void)
+{
+	char why[600];
+
+	if (cache.ready || cache.broken)
+		return cache.ready;
+	const char *u = NULL;
+	if (textentry_mount(cache.dir, cache.size[0] ? cache.size : NULL, why, sizeof(why)) < 0 ||
+	    (u = textcache_dir_untrusted(cache.dir))) {
+		fprintf(stderr, "tiexec-warm: '%s': the text cache: %s%s\n", cache.dir, u ? u : why,
+			u ? ": the loader would not use it" : "");
+		worse(ST_FAILED);
+		cache.broken = 1;
+		return 0;
+	}
+	cache.ready = 1;
+	return 1;
+}
+
+static const char *const cache_word[] = {
+	[TE_MADE] = "made", [TE_PRESENT] = "present", [TE_FAILED] = "failed",
+};
+
+/* A file whose text the page cache cannot hold in 2 MiB folios (why):
+ * its entry in the text cache, made unless --check. */
+static void cache_target(const struct target *t, int fd, const char *why)
+{
+	uint64_t bytes = 0, pieces, text = text_bytes(fd, &pieces);
+	enum te_result r;
+	int full = 0;
+
+	if (!pieces) {
+		if (t->named || opt.verbose)
+			printf("%s: skipped: less than one 2 MiB page of text\n", t->path);
+		return;
+	}
+	if (opt.check)
+		r = textentry_find(cache.dir, fd, &bytes);
+	else if (!cache_ready())
+		r = TE_FAILED;
+	else if ((r = textentry_make(cache.dir, t->path, fd, &bytes)) == TE_FAILED) {
+		if (errno == ENOSPC || errno == ENOMEM) {
+			full = 1;
+			struct nofit *nf = realloc(nofit, (nnofit + 1) * sizeof(*nf));
+			if (nf) {
+				nofit = nf;
+				nofit[nnofit++] = (struct nofit){ strdup(t->path), text };
+			}
+		} else {
+			fail(t->path, "cannot make its text cache entry", errno);
+		}
+	}
+	const char *state = full ? "full" : opt.check && r == TE_FAILED ? "absent" : cache_word[r];
+	if (r == TE_FAILED)
+		worse(ST_NOT_WARM);
+	if (opt.json) {
+		json_path(t->path);
+		printf(",\"route\":\"cache\",\"why\":\"%s\",\"cache\":\"%s\",\"text_kb\":%" PRIu64
+		       ",\"cache_kb\":%" PRIu64 "}\n",
+		       why, state, text >> 10, bytes >> 10);
+		return;
+	}
+	if (r == TE_FAILED)
+		printf("%s: %.1f MiB of text not in the text cache (%s)%s%s\n", t->path, text / 1048576.0,
+		       full ? "the cache is full" : opt.check ? "no entry" : "failed", why ? ": " : "", why ? why : "");
+	else
+		printf("%s: %.1f MiB of text in the text cache (%s%s, %.1f MiB in memory): %s\n", t->path,
+		       text / 1048576.0, cache_word[r], r == TE_MADE ? " now" : "", bytes / 1048576.0, why);
 }
 
 static void do_target(const struct target *t)
@@ -511,10 +657,24 @@ static void do_target(const struct target *t)
 		return;
 	}
 	memset(&r, 0, sizeof(r));
-	int n = elf_spans(fd, (uint64_t)st.st_size, sp, &r.incongruent, &why);
+	int lib = r.library = library(fd);
+	int n = elf_spans(fd, (uint64_t)st.st_size, !lib, sp, &r.incongruent, &why);
 	if (n < 0) {
 		if (t->named || opt.verbose)
 			printf("%s: skipped: %s\n", t->path, why);
+		close(fd);
+		return;
+	}
+	struct fs_info fi;
+	fs_folios(fd, &fi);
+	if (fi.folios == FS_FOLIOS_NO)
+		snprintf(r.no_folios, sizeof(r.no_folios), "%s keeps 4 KiB folios in the page cache on Linux %u.%u",
+			 fi.name, fi.major, fi.minor);
+	/* tiexec places a program congruent to its file, whatever its
+	 * p_vaddr: only a library's (placed by ld.so, 2 MiB-aligned) or a
+	 * file system without large folios needs the cache. */
+	if (!cache.off && (r.no_folios[0] || (r.incongruent && lib))) {
+		cache_target(t, fd, r.no_folios[0] ? r.no_folios : "its text is not congruent to its file offset modulo 2 MiB");
 		close(fd);
 		return;
 	}
@@ -548,11 +708,6 @@ static void do_target(const struct target *t)
 					add_pid(r.pids, &r.npids, 32, pp.pids[j]);
 		}
 	r.after = r.before;
-	struct fs_info fi;
-	fs_folios(fd, &fi);
-	if (fi.folios == FS_FOLIOS_NO)
-		snprintf(r.no_folios, sizeof(r.no_folios), "%s keeps 4 KiB folios in the page cache on Linux %u.%u",
-			 fi.name, fi.major, fi.minor);
 	if (!opt.check && r.before < r.aligned && !r.no_folios[0]) {
 		r.writing = open_for_writing(fd);
 		k = 0;
@@ -567,6 +722,26 @@ static void do_target(const struct target *t)
 	report(t, &r);
 	if (r.after < r.aligned)
 		worse(ST_NOT_WARM);
+}
+
+static int bigger_first(const void *a, const void *b)
+{
+	const struct nofit *x = a, *y = b;
+
+	return x->text < y->text ? 1 : x->text > y->text ? -1 : 0;
+}
+
+/* The files the text cache had no room for, biggest first. */
+static void report_nofit(void)
+{
+	if (!nnofit)
+		return;
+	qsort(nofit, nnofit, sizeof(*nofit), bigger_first);
+	fprintf(stderr, "tiexec-warm: '%s': the text cache is full (raise cache-size); not cached, biggest first:",
+		cache.dir);
+	for (size_t i = 0; i < nnofit; i++)
+		fprintf(stderr, "%s %s (%.1f MiB)", i ? "," : "", nofit[i].path, nofit[i].text / 1048576.0);
+	fprintf(stderr, "\n");
 }
 
 /* ---- the configuration file ---- */
@@ -659,6 +834,41 @@ static int trusted(const char *conf, unsigned lineno, const char *path)
 	return 0;
 }
 
+/* "cache off", "cache DIR", "cache-size SIZE" (a tmpfs size=: 512m, 10%):
+ * the shared text cache.  Returns whether s was such a line. */
+static int cache_line(const char *conf, unsigned lineno, char *s)
+{
+	char *v;
+
+	if (!strncmp(s, "cache-size", 10) && (s[10] == ' ' || s[10] == '\t')) {
+		for (v = s + 10; *v == ' ' || *v == '\t'; v++)
+			;
+		if (strspn(v, "0123456789kmgKMG%") != strlen(v) || !*v || strlen(v) >= sizeof(cache.size)) {
+			fprintf(stderr, "tiexec-warm: '%s': line %u: cache-size wants a size such as 512m or 10%%\n", conf,
+				lineno);
+			worse(ST_FAILED);
+		} else {
+			strcpy(cache.size, v);
+		}
+		return 1;
+	}
+	if (strncmp(s, "cache", 5) || (s[5] != ' ' && s[5] != '\t'))
+		return 0;
+	for (v = s + 5; *v == ' ' || *v == '\t'; v++)
+		;
+	if (!strcmp(v, "off")) {
+		cache.off = 1;
+	} else if (*v == '/' && strlen(v) < sizeof(cache.dir_buf)) {
+		strcpy(cache.dir_buf, v);
+		cache.dir = cache.dir_buf;
+		cache.off = 0;
+	} else {
+		fprintf(stderr, "tiexec-warm: '%s': line %u: cache wants 'off' or an absolute directory\n", conf, lineno);
+		worse(ST_FAILED);
+	}
+	return 1;
+}
+
 /* Lines: a path or a glob (files or directories); "stamped DIR": every
  * program tiexec-stamp marked under DIR and the libraries it needs; '#'
  * starts a comment. */
@@ -690,6 +900,8 @@ static int read_config(const char *path, int must_exist)
 		for (e = s + strlen(s); e > s && (e[-1] == '\n' || e[-1] == ' ' || e[-1] == '\t');)
 			*--e = '\0';
 		if (!*s)
+			continue;
+		if (cache_line(path, lineno, s))
 			continue;
 		if (!strncmp(s, "stamped", 7) && (s[7] == ' ' || s[7] == '\t')) {
 			for (s += 7; *s == ' ' || *s == '\t'; s++)
@@ -723,6 +935,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "check", no_argument, NULL, 'c' },   { "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' }, { "config", required_argument, NULL, 'f' },
+		{ "prune", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },    { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -735,10 +948,20 @@ int main(int argc, char **argv)
 		case 'j': opt.json = 1; break;
 		case 'v': opt.verbose = 1; break;
 		case 'f': config = optarg; break;
+		case 'p': opt.prune = 1; break;
 		case 'h': fputs(usage, stdout); return ST_OK;
 		case 'V': puts("tiexec-warm " TIEXEC_VERSION); return ST_OK;
 		default: fputs("Try 'tiexec-warm --help'.\n", stderr); return ST_USAGE;
 		}
+	}
+	/* TIEXEC_CACHE, as for the loader, names the text cache's directory
+	 * (empty: none); a cache line of the configuration wins over it. */
+	const char *ce = getenv("TIEXEC_CACHE");
+	if (ce && *ce && strlen(ce) < sizeof(cache.dir_buf) && *ce == '/') {
+		strcpy(cache.dir_buf, ce);
+		cache.dir = cache.dir_buf;
+	} else if (ce && !*ce) {
+		cache.off = 1;
 	}
 	/* For the tests: the fallbacks of kernels before 5.14/6.7. */
 	const char *compat = getenv("TIEXEC_WARM_COMPAT");
@@ -748,6 +971,14 @@ int main(int argc, char **argv)
 		read_config(config, 1);
 	else if (optind == argc)
 		read_config(DEFAULT_CONF, 0);
+	if (opt.prune) {
+		int n = cache.off ? 0 : textentry_prune(cache.dir);
+		if (n < 0 && errno != ENOENT)
+			fail(cache.dir, "cannot read the text cache", errno);
+		else if (!opt.json)
+			printf("%s: %d entries removed\n", cache.dir, n < 0 ? 0 : n);
+		return status;
+	}
 	for (int i = optind; i < argc; i++)
 		add_path(argv[i], 1, NULL);
 	if (ntargets)
@@ -757,6 +988,7 @@ int main(int argc, char **argv)
 		       cc.compat ? "FilePmdMapped in /proc/self/smaps" : "PAGEMAP_SCAN (PAGE_IS_HUGE)");
 	for (size_t i = 0; i < ntargets; i++)
 		do_target(&targets[i]);
+	report_nofit();
 	if (opt.verbose && !opt.json && cc.pagemap_fd == -1 && !cc.compat)
 		printf("measured: PAGEMAP_SCAN unavailable (Linux < 6.7): FilePmdMapped in /proc/self/smaps instead\n");
 	cconv_close(&cc);

@@ -5,6 +5,9 @@
 #include <elf.h>
 
 #define ARCH_ELF_MACHINE EM_X86_64
+#define ARCH_NAME "x86-64"
+/* glibc's dynamic linker, by its DT_SONAME (hookpoint.c). */
+#define ARCH_LDSO_GLIBC "ld-linux-x86-64.so.2"
 /* A static PIE's only dynamic relocation: base + addend (relocate_self). */
 #define ARCH_R_RELATIVE R_X86_64_RELATIVE
 /* Highest user address with 4-level paging (TASK_SIZE_MAX on x86-64). */

@@ -1,0 +1,56 @@
+/* The shared text cache: one 2 MiB copy of each program's or library's text
+ * for the whole machine, on a tmpfs mounted huge=always.
+ *
+ * Where the page cache cannot hold a file's text in 2 MiB folios (ext4
+ * before Linux 6.16, XFS on 5.10, btrfs, FUSE...), or the text is not
+ * congruent to its file offset modulo 2 MiB (lld's layouts,
+ * librustc_driver), zero-copy placement gets nothing and every process
+ * would copy the text.  A tmpfs mounted huge=always holds files in 2 MiB
+ * pages on every kernel tiexec supports (5.10 on), and a private mapping of
+ * one is PMD-mapped and shared by every process.  tiexec-warm writes, for
+ * each configured file, an entry there: a copy of the file whose executable
+ * segments sit at file offsets congruent to their p_vaddr modulo 2 MiB (an
+ * incongruent one is moved to the end of the copy, its program and section
+ * headers updated; everything else -- vaddrs, symbols, the build-id -- is
+ * the file's).  The loader maps an entry's text over the program's (and
+ * the stage after ld.so over a library's) when the page cache cannot do it.
+ *
+ * Entries are named by the identity of the file they copy (statx: device,
+ * inode, size, modification and change time), so that a changed file never
+ * finds an old entry.  The loader uses an entry only if the directory and
+ * every one above it is a directory (no symbolic link) owned by root and
+ * writable by nobody else, the entry is a regular file owned by root and
+ * writable by nobody else, opened without following a link, on a tmpfs,
+ * and its headers are the file's but for the text's offsets.  Anything
+ * else is ignored, with the reason under -v.  Pure system calls and no
+ * runtime: the loader and tiexec-warm share it (like cacheconv.c). */
+#pragma once
+
+#include <elf.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/stat.h>
+
+#define TEXTCACHE_DIR "/run/tiexec/text"
+#define TEXTCACHE_NAME_MAX 128
+/* Program headers an entry may have: more, and it is not one. */
+#define TEXTCACHE_PH_MAX 64
+
+/* The entry's name for a file with identity st (STATX_BASIC_STATS):
+ * "DEV.INO.SIZE.MTIME.NS.CTIME.NS" in hex -- the identity only, so every
+ * name of the file (a link, a symbolic link) finds the same entry.
+ * Returns its length, or 0 if out (n bytes) is too small. */
+size_t textcache_name(const struct statx *st, char *out, size_t n);
+
+/* Why dir cannot be trusted (see above), or NULL. */
+const char *textcache_dir_untrusted(const char *dir);
+
+/* Opens entry `name` in dir, trusted; the descriptor, or -1 with *why (or
+ * *why NULL: there is no such entry). */
+int textcache_open(const char *dir, const char *name, const char **why);
+
+/* Checks that the entry open at efd is a copy of a file with program
+ * headers ph[0..n) (its own, read from it) but for the executable
+ * segments' offsets, each congruent to its p_vaddr modulo 2 MiB; off[i]
+ * gets the entry's p_offset for ph[i].  0, or -1 with *why. */
+int textcache_layout(int efd, const Elf64_Phdr *ph, unsigned n, uint64_t *off, const char **why);

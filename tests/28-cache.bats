@@ -1,0 +1,294 @@
+#!/usr/bin/env bats
+# The shared text cache (interp/textcache.h, warm/textentry.c): tiexec-warm
+# writes entries to a tmpfs mounted huge=always, the loader and the stage
+# after ld.so map them where the page cache cannot give 2 MiB folios.  Each
+# file gets its own cache under /run (root-owned, as the loader demands),
+# mounted by tiexec-warm and unmounted again in teardown_file.
+
+load test_helper
+
+WARM=$BUILD/warm/tiexec-warm
+STAT=$BUILD/stat/tiexec-stat
+
+setup_file() {
+	[ -x "$FIXTURES/bl-lld" ] || return 0
+	C=$(mktemp -d /run/tiexec-cache-test.XXXXXX)
+	chmod 755 "$C"
+	echo "$C" >"$BATS_FILE_TMPDIR/c"
+	printf 'cache %s/text\n' "$C" >"$C/warm.conf"
+	# A file system whose page cache keeps 4 KiB folios, on every kernel.
+	mkdir "$C/ramfs"
+	mount -t ramfs ramfs "$C/ramfs"
+	cp "$FIXTURES/bigtext-pie" "$C/ramfs/big"
+	chmod 755 "$C/ramfs" "$C/ramfs/big"
+}
+
+teardown_file() {
+	[ -f "$BATS_FILE_TMPDIR/c" ] || return 0
+	C=$(cat "$BATS_FILE_TMPDIR/c")
+	for m in "$C/text" "$C/small/text" "$C/ramfs"; do
+		mountpoint -q "$m" && umount "$m"
+	done
+	rm -rf "$C" /var/lib/tiexec-cache-test.* /tmp/tiexec-cache-user.*
+	true
+}
+
+setup() {
+	[ -x "$FIXTURES/bl-lld" ] || skip_unsupported "lld is not installed: no lld-linked fixtures"
+	C=$(cat "$BATS_FILE_TMPDIR/c")
+	export TIEXEC_CACHE=$C/text
+}
+
+warm() {
+	"$WARM" --config "$C/warm.conf" "$@"
+}
+
+# entry_of FILE: the name of FILE's cache entry (textcache.h: its identity
+# in hex).
+entry_of() {
+	local maj min ino size m c
+	read -r maj min ino size m c < <(stat -c '%Hd %Ld %i %s %.9Y %.9Z' "$1")
+	printf '%x.%x.%x.%x.%x.%x.%x\n' $(((maj << 32) | min)) "$ino" "$size" "${m%.*}" "$((10#${m#*.}))" \
+		"${c%.*}" "$((10#${c#*.}))"
+}
+
+# text_kb PID FIELD [PART]: FIELD (kB) summed over PID's executable mappings
+# whose line contains PART.
+text_kb() {
+	awk -v f="$2:" -v p="${3:-}" '
+		/^[0-9a-f]+-[0-9a-f]+ / { x = substr($2, 3, 1) == "x" && index($0, p) > 0; next }
+		x && $1 == f { kb += $2 }
+		END { print kb + 0 }' "/proc/$1/smaps"
+}
+
+# start CMD...: CMD wait in the background until it is ready; its PID in
+# $pid.  stop: lets it finish, and fails if it did not.
+start() {
+	coproc W { exec "$@" wait 2>/dev/null; }
+	pid=$W_PID
+	local ready
+	read -r ready <&"${W[0]}"
+	[ "$ready" = ready ]
+}
+
+stop() {
+	exec {W[1]}>&-
+	wait "$pid"
+}
+
+@test "warm mounts the cache (tmpfs huge=always, root, 0755) and writes an lld library's entry" {
+	run_t "$WARM" --config "$C/warm.conf" "$FIXTURES/libbl-lld.so"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "$FIXTURES/libbl-lld.so: 16.0 MiB of text in the text cache (made now, "*" MiB in memory): its text is not congruent to its file offset modulo 2 MiB" ]]
+	run findmnt -n -o FSTYPE,OPTIONS "$C/text"
+	[[ "$output" == tmpfs*huge=always* ]]
+	[ "$(stat -c '%U %a' "$C/text")" = "root 755" ]
+	entry=$(entry_of "$FIXTURES/libbl-lld.so")
+	[ "$(stat -c '%U %a' "$C/text/$entry")" = "root 444" ]
+	# The entry is the library but for its text's offsets, now congruent
+	# to its addresses (program and section headers alike).
+	text_load() { readelf -lW "$1" | awk '$1 == "LOAD" && $8 == "E" { print $2, $3 }'; }
+	text_section() { readelf -SW "$1" | sed -n 's/.* \.text *PROGBITS *\([0-9a-f]*\) \([0-9a-f]*\) .*/0x\2 0x\1/p'; }
+	apart() { echo $((($1 - $2) % 2097152)); }
+	[ "$(apart $(text_load "$FIXTURES/libbl-lld.so"))" != 0 ]
+	[ "$(apart $(text_load "$C/text/$entry"))" = 0 ]
+	[ "$(apart $(text_section "$C/text/$entry"))" = 0 ]
+	[ "$(text_section "$C/text/$entry" | cut -d' ' -f2)" = "$(text_section "$FIXTURES/libbl-lld.so" | cut -d' ' -f2)" ]
+	cmp <(readelf -sW "$FIXTURES/libbl-lld.so") <(readelf -sW "$C/text/$entry")
+	cmp <(readelf -nW "$FIXTURES/libbl-lld.so") <(readelf -nW "$C/text/$entry")
+	run_t "$WARM" --config "$C/warm.conf" "$FIXTURES/libbl-lld.so"
+	[[ "$output" == *"(present, "* ]]
+	run_t "$WARM" --config "$C/warm.conf" --check --json "$FIXTURES/libbl-lld.so"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"route":"cache"'*'"cache":"present"'* ]]
+}
+
+@test "an lld library that ld.so put 2 MiB-aligned runs from its entry: no anonymous text, same output" {
+	warm "$FIXTURES/libbl-lld.so" >/dev/null
+	direct=$("$FIXTURES/bl-lld" loop 100000)
+	run_t "$TIEXEC" -v "$FIXTURES/bl-lld" loop 100000
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"library '$FIXTURES/libbl-lld.so': 14.0 of 16.0 MiB text on 2 MiB pages (file 0.0, cache 14.0, thp 0.0)"* ]]
+	[[ "$output" == *"$direct"* ]]
+	start "$TIEXEC" "$FIXTURES/bl-lld"
+	[ "$(text_kb "$pid" Anonymous)" -eq 0 ]
+	[ "$(text_kb "$pid" ShmemPmdMapped "$C/text/")" -ge $((14 * 1024)) ]
+	stop
+}
+
+@test "a program on a file system without large folios (ramfs) runs from its entry, nothing evicted or copied" {
+	run_t "$WARM" --config "$C/warm.conf" "$C/ramfs/big"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "$C/ramfs/big: 64.0 MiB of text in the text cache (made now, "*"): ramfs keeps 4 KiB folios in the page cache on Linux "* ]]
+	direct=$("$C/ramfs/big" loop 100000)
+	run_t "$TIEXEC" -v "$C/ramfs/big" loop 100000
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"'$C/ramfs/big': 62.0 of 64.0 MiB text on 2 MiB pages (file 0.0, cache 62.0, thp 0.0), 2.0 on 4 KiB"* ]]
+	[[ "$output" == *"$direct"* ]]
+	# As on kernels before 6.7 (no PAGEMAP_SCAN: smaps tells).
+	run_t "$BUILD/interp/tiexec-compat" -v "$C/ramfs/big" loop 100000
+	[[ "$output" == *"(file 0.0, cache 62.0, thp 0.0)"* ]]
+	start "$TIEXEC" "$C/ramfs/big"
+	[ "$(text_kb "$pid" Anonymous)" -eq 0 ]
+	[ "$(text_kb "$pid" ShmemPmdMapped "$C/text/")" -eq $((62 * 1024)) ]
+	# tiexec-stat names the cache's share.
+	run "$STAT" --json "$pid"
+	[[ "$output" == *'"cache_kb":63488}'* ]]
+	run "$STAT" "$pid"
+	[[ "$output" == *"(text cache)"* ]]
+	stop
+}
+
+@test "20 processes of one program hold its text once: one entry in shared memory, no copies" {
+	warm "$C/ramfs/big" >/dev/null
+	shmem() { awk '$1 == "Shmem:" { print $2 }' /proc/meminfo; }
+	before=$(shmem)
+	mkfifo "$BATS_TEST_TMPDIR/f"
+	pids=()
+	for i in $(seq 20); do
+		"$TIEXEC" "$C/ramfs/big" wait <"$BATS_TEST_TMPDIR/f" >"$BATS_TEST_TMPDIR/out.$i" 2>&1 &
+		pids+=($!)
+	done
+	exec {hold}>"$BATS_TEST_TMPDIR/f"
+	for i in $(seq 20); do
+		for _ in $(seq 600); do
+			[ "$(cat "$BATS_TEST_TMPDIR/out.$i")" = ready ] && break
+			sleep 0.05
+		done
+	done
+	anon=0 pmd=0
+	for p in "${pids[@]}"; do
+		anon=$((anon + $(text_kb "$p" Anonymous)))
+		pmd=$((pmd + $(text_kb "$p" ShmemPmdMapped "$C/text/")))
+	done
+	after=$(shmem)
+	exec {hold}>&-
+	for p in "${pids[@]}"; do wait "$p"; done
+	echo "anonymous text ${anon} kB, PMD-mapped ${pmd} kB, Shmem grew $((after - before)) kB" >&2
+	[ "$anon" -eq 0 ]
+	[ "$pmd" -eq $((20 * 62 * 1024)) ]
+	[ $((after - before)) -lt 8192 ] # the entry was there before: nothing per process
+}
+
+@test "trust: a cache the user could write, a symbolic link, a non-tmpfs directory, a foreign entry: refused, the program runs" {
+	warm "$C/ramfs/big" >/dev/null
+	entry=$(entry_of "$C/ramfs/big")
+	direct=$("$C/ramfs/big" loop 1000)
+	# uid 65534's own directory, holding a copy of the entry under its name.
+	U=$(mktemp -d /tmp/tiexec-cache-user.XXXXXX)
+	cp "$C/text/$entry" "$U/"
+	chown -R 65534:65534 "$U"
+	# A symbolic link to the real cache.
+	ln -s "$C/text" "$C/link"
+	# A root-owned directory on a disk file system.
+	D=$(mktemp -d /var/lib/tiexec-cache-test.XXXXXX)
+	chmod 755 "$D"
+	cp "$C/text/$entry" "$D/"
+	# A tmpfs entry owned by uid 65534.
+	mkdir -p "$C/small/text"
+	mount -t tmpfs -o huge=always,mode=0755 tmpfs "$C/small/text"
+	cp "$C/text/$entry" "$C/small/text/"
+	chown 65534 "$C/small/text/$entry"
+	for case in "$U|a directory on the way to the cache is" "$C/link|a symbolic link on the way to the cache" \
+		"$D|the cache is not on a tmpfs" "$C/small/text|the entry is not owned by root"; do
+		dir=${case%%|*} why=${case#*|}
+		run_t setpriv --reuid=65534 --regid=65534 --clear-groups env TIEXEC_CACHE="$dir" "$TIEXEC" -v "$C/ramfs/big" loop 1000
+		echo "$dir: $output" >&2
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"'$C/ramfs/big': cache: $why"* ]]
+		[[ "$output" != *"cache 62.0"* ]]
+		[[ "$output" == *"$direct"* ]]
+	done
+	rm -rf "$U"
+	# The user can neither add nor replace an entry.
+	run setpriv --reuid=65534 --regid=65534 --clear-groups cp "$C/ramfs/big" "$C/text/x"
+	[ "$status" -ne 0 ]
+	run setpriv --reuid=65534 --regid=65534 --clear-groups mv "$C/text/$entry" "$C/text/y"
+	[ "$status" -ne 0 ]
+	# And as uid 65534 the real cache is used.
+	run_t setpriv --reuid=65534 --regid=65534 --clear-groups "$TIEXEC" -v "$C/ramfs/big" loop 1000
+	[[ "$output" == *"cache 62.0"* ]]
+}
+
+@test "a changed program finds no entry (its key), runs correctly, and --prune removes the stale entry; a running user keeps it" {
+	cp "$FIXTURES/bigtext-pie" "$C/ramfs/big2"
+	warm "$C/ramfs/big2" >/dev/null
+	old=$(entry_of "$C/ramfs/big2")
+	[ "$(cat "$C/text/$old.source")" = "$C/ramfs/big2" ]
+	start "$TIEXEC" "$C/ramfs/big2"
+	[ "$(text_kb "$pid" ShmemPmdMapped "$C/text/")" -eq $((62 * 1024)) ]
+	touch "$C/ramfs/big2" # a new mtime and ctime: another key
+	run_t "$TIEXEC" -v "$C/ramfs/big2" loop 1000
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"cache: no entry for this file in $C/text (tiexec-warm makes one)"* ]]
+	[[ "$output" == *"$("$C/ramfs/big2" loop 1000)"* ]]
+	run_t "$WARM" --config "$C/warm.conf" --check "$C/ramfs/big2"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"not in the text cache (no entry)"* ]]
+	n=$(ls "$C/text" | grep -vc "\.source$")
+	run_t "$WARM" --config "$C/warm.conf" --prune
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"removed (its source changed: $C/ramfs/big2)"* ]]
+	[ "$(ls "$C/text" | grep -vc "\.source$")" -eq $((n - 1)) ]
+	[ ! -e "$C/text/$old.source" ]
+	# The process that mapped it still runs from it, to the end.
+	[ "$(text_kb "$pid" ShmemPmdMapped "(deleted)")" -eq $((62 * 1024)) ]
+	stop
+	rm "$C/ramfs/big2"
+}
+
+@test "a full cache: what did not fit is reported biggest first, and still runs" {
+	S=$C/small-conf
+	mkdir -p "$S"
+	printf 'cache %s/tiny\ncache-size 8m\n' "$C" >"$S/warm.conf"
+	run_t "$WARM" --config "$S/warm.conf" "$FIXTURES/libbl-lld.so" "$C/ramfs/big"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"the text cache is full (raise cache-size); not cached, biggest first: $C/ramfs/big (64.0 MiB), $FIXTURES/libbl-lld.so (16.0 MiB)"* ]]
+	[ -z "$(ls "$C/tiny")" ] # no partial entry
+	umount "$C/tiny"
+	run_t env TIEXEC_CACHE="$C/tiny" "$TIEXEC" "$C/ramfs/big" loop 1000
+	[ "$status" -eq 0 ]
+	[ "$output" = "$("$C/ramfs/big" loop 1000)" ]
+}
+
+@test "cache off in warm.conf: the page cache route as before, nothing mounted" {
+	printf 'cache off\n' >"$C/off.conf"
+	run_t "$WARM" --config "$C/off.conf" "$FIXTURES/libbl-lld.so"
+	[[ "$output" != *"text cache"* ]]
+	run_t env TIEXEC_CACHE= "$TIEXEC" -v "$FIXTURES/bl-lld" loop 1000
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"cache"* ]]
+}
+
+@test "perf and gdb name the functions that run from a cache entry" {
+	command -v perf >/dev/null || skip_unsupported "perf is not installed (Debian: linux-perf)"
+	command -v gdb >/dev/null || skip_unsupported "gdb is not installed"
+	lib=$FIXTURES/libperfhot-lld.so
+	warm "$lib" >/dev/null
+	coproc P { exec "$TIEXEC" "$FIXTURES/perfhot-lld" 20; }
+	cpid=$P_PID
+	read -r -t 60 ready <&"${P[0]}"
+	[ "$ready" = ready ]
+	# The library's text is the entry's, PMD-mapped.
+	[ "$(text_kb "$cpid" ShmemPmdMapped "$C/text/$(entry_of "$lib")")" -ge 8192 ]
+	run_t perf record -q -e cpu-clock -o "$BATS_TEST_TMPDIR/perf.data" -p "$cpid" -- sleep 0.5
+	[ "$status" -eq 0 ]
+	top=$(timeout 60 perf report -i "$BATS_TEST_TMPDIR/perf.data" --stdio --sort sym 2>/dev/null |
+		awk '!/^#/ && NF { sub(/%$/, "", $1); print $1, $NF; exit }')
+	echo "perf: $top" >&2
+	[[ "$top" =~ ^([0-9.]+)\ perfhot_spin$ ]]
+	run_t gdb -nx -batch -p "$cpid" -ex 'bt 1' -ex 'break perfhot_spin' -ex continue -ex 'bt 1'
+	echo "$output" >&2
+	[[ "$output" == *"#0  "*"perfhot_spin ()"* ]]
+	[[ "$output" == *"Breakpoint 1, "*"perfhot_spin ()"* ]]
+	kill "$cpid"
+	wait "$cpid" || true
+}
+
+@test "without TIEXEC_CACHE the loader looks at /run/tiexec/text, and -v says it is not there" {
+	[ ! -e /run/tiexec/text ] || skip "this machine has a text cache at /run/tiexec/text"
+	run_t env -u TIEXEC_CACHE "$TIEXEC" -v "$FIXTURES/bl-lld" loop 1000
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"library '$FIXTURES/libbl-lld.so': cache: there is no cache directory (tiexec-warm makes it)"* ]]
+	[ ! -e /run/tiexec/text ]
+}

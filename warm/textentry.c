@@ -1,0 +1,449 @@
+/* tiexec-warm's side of the shared text cache (see textentry.h and
+ * interp/textcache.h). */
+#define _GNU_SOURCE
+#include "textentry.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "textcache.h"
+
+#define HUGE (2ULL << 20)
+#define PAGE 4096ULL
+/* Beside each entry NAME, NAME.source holds the path it was made from, for
+ * --prune (the loader never looks at it: its names are the entries'). */
+#define SOURCE_SUFFIX ".source"
+
+static uint64_t down(uint64_t x, uint64_t a) { return x & -a; }
+static uint64_t up(uint64_t x, uint64_t a) { return (x + a - 1) & -a; }
+
+/* ---- the tmpfs ---- */
+
+static int mkdirs(const char *dir)
+{
+	char p[4096];
+
+	if (strlen(dir) >= sizeof(p))
+		return errno = ENAMETOOLONG, -1;
+	strcpy(p, dir);
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s)
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*s = c;
+		if (!c)
+			return 0;
+	}
+}
+
+/* The file system type and super options of the mount at dir, from
+ * /proc/self/mountinfo: 1 found, 0 not a mount point. */
+static int mount_of(const char *dir, char *type, size_t tn, char *opts, size_t on)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char mp[4096], *dash = strstr(line, " - ");
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 || strcmp(mp, dir))
+			continue;
+		char t[64], o[1024];
+		if (sscanf(dash + 3, "%63s %*s %1023s", t, o) == 2) {
+			snprintf(type, tn, "%s", t);
+			snprintf(opts, on, "%s", o);
+			found = 1; /* the last one: mounts stack */
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+int textentry_mount(const char *dir, const char *size, char *why, size_t n)
+{
+	char type[64], opts[1024], data[256];
+
+	if (mkdirs(dir) < 0) {
+		snprintf(why, n, "cannot create it: %s", strerror(errno));
+		return -1;
+	}
+	if (mount_of(dir, type, sizeof(type), opts, sizeof(opts))) {
+		if (strcmp(type, "tmpfs") || !strstr(opts, "huge=always")) {
+			snprintf(why, n, "mounted already, but not as a tmpfs with huge=always (%s %s)", type, opts);
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(data, sizeof(data), "mode=0755,huge=always%s%s", size ? ",size=" : "", size ? size : "");
+	if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, data) < 0) {
+		snprintf(why, n, "cannot mount a tmpfs there (%s): %s", data, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- one entry ---- */
+
+struct move {
+	unsigned i;                      /* the program header */
+	uint64_t from, to, len;          /* page-aligned file ranges */
+};
+
+static int copy_range(int in, int out, uint64_t from, uint64_t to, uint64_t len)
+{
+	static char buf[HUGE];
+
+	while (len) {
+		size_t want = len < sizeof(buf) ? len : sizeof(buf);
+		ssize_t got = pread(in, buf, want, (off_t)from);
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			return 0; /* past the end of the source: the rest reads as zero */
+		for (ssize_t done = 0; done < got;) {
+			ssize_t w = pwrite(out, buf + done, (size_t)(got - done), (off_t)(to + (uint64_t)done));
+			if (w < 0)
+				return -1;
+			done += w;
+		}
+		from += (uint64_t)got, to += (uint64_t)got, len -= (uint64_t)got;
+	}
+	return 0;
+}
+
+static int same_range(int a, uint64_t ao, int b, uint64_t bo, uint64_t len)
+{
+	static char x[1 << 16], y[1 << 16];
+
+	while (len) {
+		size_t want = len < sizeof(x) ? len : sizeof(x);
+		ssize_t p = pread(a, x, want, (off_t)ao), q = pread(b, y, want, (off_t)bo);
+		if (p != q || p < 0)
+			return 0;
+		if (p == 0)
+			return 1;
+		if (memcmp(x, y, (size_t)p))
+			return 0;
+		ao += (uint64_t)p, bo += (uint64_t)p, len -= (uint64_t)p;
+	}
+	return 1;
+}
+
+/* Where each incongruent executable segment goes: after the end of the
+ * copy, at an offset congruent to its p_vaddr modulo 2 MiB.  Returns how
+ * many move; *end: the entry's size. */
+static unsigned plan(const Elf64_Phdr *ph, unsigned n, uint64_t size, struct move *mv, uint64_t *end)
+{
+	unsigned k = 0;
+
+	*end = up(size, PAGE);
+	for (unsigned i = 0; i < n; i++) {
+		const Elf64_Phdr *p = &ph[i];
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) || !p->p_filesz ||
+		    !((p->p_vaddr - p->p_offset) & (HUGE - 1)))
+			continue;
+		uint64_t to = *end + ((down(p->p_vaddr, PAGE) - *end) & (HUGE - 1));
+		mv[k] = (struct move){ i, down(p->p_offset, PAGE), to, up(p->p_offset + p->p_filesz, PAGE) - down(p->p_offset, PAGE) };
+		*end = to + mv[k].len;
+		k++;
+	}
+	return k;
+}
+
+/* Whether [lo, lo + len) shares a page with an executable segment: bytes
+ * the loader may map from the entry, which must be the file's. */
+static int in_text(const Elf64_Phdr *ph, unsigned n, uint64_t lo, uint64_t len)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) && ph[i].p_filesz &&
+		    lo < up(ph[i].p_offset + ph[i].p_filesz, PAGE) && lo + len > down(ph[i].p_offset, PAGE))
+			return 1;
+	return 0;
+}
+
+/* The moved segments' sections, pointed at their new place. */
+static void move_sections(Elf64_Shdr *sh, unsigned nsh, const Elf64_Phdr *ph, const struct move *mv, unsigned nmv)
+{
+	for (unsigned j = 0; j < nsh; j++)
+		for (unsigned k = 0; k < nmv; k++) {
+			const Elf64_Phdr *p = &ph[mv[k].i];
+			if (sh[j].sh_type != SHT_NOBITS && sh[j].sh_size && sh[j].sh_offset >= p->p_offset &&
+			    sh[j].sh_offset + sh[j].sh_size <= p->p_offset + p->p_filesz)
+				sh[j].sh_offset += mv[k].to - mv[k].from;
+		}
+}
+
+/* The pages only a moved segment used, punched out of the copy (tmpfs frees
+ * them), unless another segment or a header table shares them. */
+static void punch(int t, const Elf64_Ehdr *eh, const Elf64_Phdr *ph, const struct move *mv, unsigned nmv)
+{
+	uint64_t shsize = (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr);
+
+	for (unsigned k = 0; k < nmv; k++) {
+		const Elf64_Phdr *p = &ph[mv[k].i];
+		uint64_t lo = up(p->p_offset, PAGE), hi = down(p->p_offset + p->p_filesz, PAGE);
+		uint64_t keep[TEXTCACHE_PH_MAX + 3][2];
+		unsigned nk = 0;
+		for (unsigned i = 0; i < eh->e_phnum; i++)
+			if (i != mv[k].i && ph[i].p_type == PT_LOAD && ph[i].p_filesz) {
+				keep[nk][0] = down(ph[i].p_offset, PAGE);
+				keep[nk++][1] = up(ph[i].p_offset + ph[i].p_filesz, PAGE);
+			}
+		keep[nk][0] = 0; /* the ELF header */
+		keep[nk++][1] = PAGE;
+		keep[nk][0] = down(eh->e_phoff, PAGE);
+		keep[nk++][1] = up(eh->e_phoff + eh->e_phnum * sizeof(Elf64_Phdr), PAGE);
+		keep[nk][0] = down(eh->e_shoff, PAGE);
+		keep[nk++][1] = up(eh->e_shoff + shsize, PAGE);
+		for (unsigned i = 0; i < nk; i++) {
+			if (keep[i][1] <= lo || keep[i][0] >= hi)
+				continue;
+			if (keep[i][0] <= lo)
+				lo = keep[i][1];
+			else
+				hi = keep[i][0];
+		}
+		if (lo < hi)
+			fallocate(t, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo, (off_t)(hi - lo));
+	}
+}
+
+/* The moved segments' program and section headers pointed at their new
+ * place.  A header table that shares a page with text (librustc_driver's
+ * program headers lie in its second text segment) is written anew after
+ * the end of the copy, and the ELF header points there: the text's bytes
+ * stay the file's.  Returns -1 (EINVAL) when the ELF header itself lies in
+ * text that way. */
+static int patch(int fd, int t, const Elf64_Ehdr *eh, const Elf64_Phdr *ph, const struct move *mv, unsigned nmv,
+		 uint64_t end)
+{
+	Elf64_Phdr nph[TEXTCACHE_PH_MAX];
+	Elf64_Ehdr neh = *eh;
+	Elf64_Shdr *sh = NULL;
+	uint64_t phsize = eh->e_phnum * sizeof(*ph), shsize = (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr);
+	uint64_t at = up(end, 8);
+	int r = -1;
+
+	memcpy(nph, ph, phsize);
+	for (unsigned k = 0; k < nmv; k++)
+		nph[mv[k].i].p_offset += mv[k].to - mv[k].from;
+	if (in_text(ph, eh->e_phnum, eh->e_phoff, phsize)) {
+		neh.e_phoff = at;
+		at = up(at + phsize, 8);
+	}
+	if (eh->e_shoff && eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shnum && eh->e_shnum < SHN_LORESERVE &&
+	    (sh = malloc(shsize)) && pread(fd, sh, shsize, (off_t)eh->e_shoff) == (ssize_t)shsize) {
+		move_sections(sh, eh->e_shnum, ph, mv, nmv);
+		if (in_text(ph, eh->e_phnum, eh->e_shoff, shsize))
+			neh.e_shoff = at;
+	} else {
+		free(sh);
+		sh = NULL;
+	}
+	if ((neh.e_phoff != eh->e_phoff || neh.e_shoff != eh->e_shoff) && in_text(ph, eh->e_phnum, 0, sizeof(*eh))) {
+		errno = EINVAL;
+		goto out;
+	}
+	if (pwrite(t, &neh, sizeof(neh), 0) != (ssize_t)sizeof(neh) ||
+	    pwrite(t, nph, phsize, (off_t)neh.e_phoff) != (ssize_t)phsize ||
+	    (sh && pwrite(t, sh, shsize, (off_t)neh.e_shoff) != (ssize_t)shsize))
+		goto out;
+	punch(t, eh, ph, mv, nmv);
+	r = 0;
+out:
+	free(sh);
+	return r;
+}
+
+static int read_headers(int fd, Elf64_Ehdr *eh, Elf64_Phdr *ph)
+{
+	if (pread(fd, eh, sizeof(*eh), 0) != (ssize_t)sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum > TEXTCACHE_PH_MAX ||
+	    pread(fd, ph, eh->e_phnum * sizeof(*ph), (off_t)eh->e_phoff) != (ssize_t)(eh->e_phnum * sizeof(*ph)))
+		return errno = ENOEXEC, -1;
+	return 0;
+}
+
+/* The entry written to an unnamed file t in the cache. */
+static int write_entry(int fd, int t, uint64_t size, const Elf64_Ehdr *eh, const Elf64_Phdr *ph)
+{
+	struct move mv[TEXTCACHE_PH_MAX];
+	uint64_t end, off[TEXTCACHE_PH_MAX];
+	const char *why;
+	unsigned nmv = plan(ph, eh->e_phnum, size, mv, &end);
+
+	if (ftruncate(t, (off_t)end) < 0 || copy_range(fd, t, 0, 0, size) < 0)
+		return -1;
+	for (unsigned k = 0; k < nmv; k++)
+		if (copy_range(fd, t, mv[k].from, mv[k].to, mv[k].len) < 0)
+			return -1;
+	if (patch(fd, t, eh, ph, mv, nmv, end) < 0)
+		return -1;
+	/* Checked before anyone can see it: the headers, and every byte of
+	 * the text where the loader will map it. */
+	if (textcache_layout(t, ph, eh->e_phnum, off, &why) < 0)
+		return errno = EIO, -1;
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
+		    !same_range(fd, ph[i].p_offset, t, off[i], ph[i].p_filesz))
+			return errno = EIO, -1;
+	return fchmod(t, 0444);
+}
+
+/* NAME.source: the path the entry NAME copies, 0444 as the entry. */
+static void record_source(int dfd, const char *name, const char *path)
+{
+	char s[TEXTCACHE_NAME_MAX + sizeof(SOURCE_SUFFIX)];
+
+	snprintf(s, sizeof(s), "%s%s", name, SOURCE_SUFFIX);
+	unlinkat(dfd, s, 0);
+	int f = openat(dfd, s, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (f < 0)
+		return;
+	if (write(f, path, strlen(path)) != (ssize_t)strlen(path))
+		unlinkat(dfd, s, 0); /* no room: --prune will remove the entry */
+	fchmod(f, 0444);
+	close(f);
+}
+
+/* The path NAME.source records, into src (n bytes); its length, or -1. */
+static ssize_t read_source(int dfd, const char *name, char *src, size_t n)
+{
+	char s[TEXTCACHE_NAME_MAX + sizeof(SOURCE_SUFFIX)];
+
+	snprintf(s, sizeof(s), "%s%s", name, SOURCE_SUFFIX);
+	int f = openat(dfd, s, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (f < 0)
+		return -1;
+	ssize_t got = read(f, src, n - 1);
+	close(f);
+	if (got <= 0)
+		return -1;
+	src[got] = '\0';
+	return got;
+}
+
+enum te_result textentry_find(const char *dir, int fd, uint64_t *bytes)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[TEXTCACHE_PH_MAX];
+	uint64_t off[TEXTCACHE_PH_MAX];
+	char name[TEXTCACHE_NAME_MAX];
+	struct statx st;
+	struct stat es;
+	const char *why;
+	enum te_result r = TE_FAILED;
+
+	*bytes = 0;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0 || read_headers(fd, &eh, ph) < 0 ||
+	    !textcache_name(&st, name, sizeof(name)))
+		return TE_FAILED;
+	int e = textcache_open(dir, name, &why);
+	if (e >= 0 && textcache_layout(e, ph, eh.e_phnum, off, &why) == 0 && fstat(e, &es) == 0) {
+		*bytes = (uint64_t)es.st_blocks * 512;
+		r = TE_PRESENT;
+	}
+	if (e >= 0)
+		close(e);
+	return r;
+}
+
+enum te_result textentry_make(const char *dir, const char *path, int fd, uint64_t *bytes)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[TEXTCACHE_PH_MAX];
+	char name[TEXTCACHE_NAME_MAX], link[64];
+	struct statx st;
+	struct stat es;
+
+	if (textentry_find(dir, fd, bytes) == TE_PRESENT)
+		return TE_PRESENT;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0 || read_headers(fd, &eh, ph) < 0 ||
+	    !textcache_name(&st, name, sizeof(name)))
+		return TE_FAILED;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return TE_FAILED;
+	unlinkat(dfd, name, 0); /* a bad entry of that name */
+	int t = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0444);
+	enum te_result r = TE_FAILED;
+	if (t >= 0 && write_entry(fd, t, st.stx_size, &eh, ph) == 0) {
+		record_source(dfd, name, path);
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", t);
+		if (linkat(AT_FDCWD, link, dfd, name, AT_SYMLINK_FOLLOW) == 0)
+			r = TE_MADE;
+		else if (errno == EEXIST)
+			r = TE_PRESENT; /* another tiexec-warm, just now */
+		if (r != TE_FAILED && fstat(t, &es) == 0)
+			*bytes = (uint64_t)es.st_blocks * 512;
+	}
+	int saved = errno;
+	if (t >= 0)
+		close(t);
+	close(dfd);
+	errno = saved;
+	return r;
+}
+
+/* ---- pruning ---- */
+
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n > k && !strcmp(s + n - k, suffix);
+}
+
+int textentry_prune(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int removed = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char src[4096], name[TEXTCACHE_NAME_MAX], s[TEXTCACHE_NAME_MAX + sizeof(SOURCE_SUFFIX)];
+		struct statx st;
+		const char *why = NULL;
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= TEXTCACHE_NAME_MAX)
+			continue;
+		if (has_suffix(de->d_name, SOURCE_SUFFIX)) {
+			/* A record whose entry is gone. */
+			snprintf(name, sizeof(name), "%.*s", (int)(strlen(de->d_name) - strlen(SOURCE_SUFFIX)), de->d_name);
+			if (faccessat(dirfd(d), name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+				unlinkat(dirfd(d), de->d_name, 0);
+			continue;
+		}
+		ssize_t n = read_source(dirfd(d), de->d_name, src, sizeof(src));
+		if (n <= 0)
+			why = "its source is not recorded";
+		else if (statx(AT_FDCWD, src, 0, STATX_BASIC_STATS, &st) < 0)
+			why = "its source is gone";
+		else if (!textcache_name(&st, name, sizeof(name)) || strcmp(name, de->d_name))
+			why = "its source changed";
+		if (!why)
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0) {
+			printf("%s/%s: removed (%s%s%s)\n", dir, de->d_name, why, n > 0 ? ": " : "", n > 0 ? src : "");
+			snprintf(s, sizeof(s), "%s%s", de->d_name, SOURCE_SUFFIX);
+			unlinkat(dirfd(d), s, 0);
+			removed++;
+		}
+	}
+	closedir(d);
+	return removed;
+}

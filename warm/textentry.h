@@ -1,0 +1,29 @@
+/* tiexec-warm's side of the shared text cache (interp/textcache.h): the
+ * tmpfs it lives on, and writing, listing and pruning entries. */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+
+enum te_result { TE_MADE, TE_PRESENT, TE_FAILED };
+
+/* Makes sure dir is a tmpfs mounted huge=always, mounting one (size: a
+ * tmpfs size= value, NULL for the kernel's default) when dir is not a
+ * mount point; creates dir (0755) and its parents.  0, or -1 with why. */
+int textentry_mount(const char *dir, const char *size, char *why, size_t n);
+
+/* The entry for the file open at fd (named path), written when missing:
+ * a copy whose executable segments sit at offsets congruent to their
+ * p_vaddr modulo 2 MiB, written to an unnamed file, checked against the
+ * source, made read-only and linked in under its name.  *bytes: its size
+ * in memory.  TE_FAILED with errno (ENOSPC: the cache is full). */
+enum te_result textentry_make(const char *dir, const char *path, int fd, uint64_t *bytes);
+
+/* Whether the file open at fd has a good entry: TE_PRESENT (its size in
+ * *bytes) or TE_FAILED. */
+enum te_result textentry_find(const char *dir, int fd, uint64_t *bytes);
+
+/* Removes the entries of dir whose source changed or vanished (by the path
+ * each entry records); processes mapping one keep it until they exit.
+ * Prints what it removed; returns how many, or -1. */
+int textentry_prune(const char *dir);
