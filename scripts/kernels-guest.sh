@@ -146,4 +146,16 @@ say cache-lib-why "$(grep "library" "$T/clib" | grep -v ' MiB text on 2 MiB page
 		echo "TX $4 cache-start-${p##*/} $(med "${t[@]}") $(med "${d[@]}")"
 	done' _ "$d/tiexec" "$d/big" "$d/big-static" "$fs"
 umount /run/tiexec/text 2>/dev/null
+# Where ld.so puts the 16 MiB library, modulo 2 MiB, over 20 direct starts:
+# how many entry layouts would serve a kernel that does not align it.
+: >"$T/bases"
+i=0
+while [ $i -lt 20 ]; do
+	start "$d/bl"
+	a=$(awk '$6 ~ /libbl\.so$/ && $3 == "00000000" { split($1, r, "-"); print r[1]; exit }' "/proc/$pid/maps")
+	stop
+	[ -n "$a" ] && echo $((0x$a % 2097152)) >>"$T/bases"
+	i=$((i + 1))
+done
+say lib-bases "$(sort -u "$T/bases" | wc -l) distinct of $(wc -l <"$T/bases"), $(grep -cx 0 "$T/bases") aligned"
 say done 1

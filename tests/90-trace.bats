@@ -43,6 +43,10 @@ setup() {
 }
 
 teardown() {
+	if [ -n "${TC:-}" ]; then
+		mountpoint -q "$TC/text" && umount "$TC/text"
+		rm -rf "$TC"
+	fi
 	if [ -n "${TRACE_PID:-}" ] && kill -0 "$TRACE_PID" 2>/dev/null; then
 		kill -KILL "$TRACE_PID" 2>/dev/null || :
 		wait "$TRACE_PID" 2>/dev/null || :
@@ -247,6 +251,26 @@ first_line() {
 	[[ "$line" == *'"libs":null,"libs_us":null,"libs_note":null}' ]]
 	line=$(events_of pid "$(first_line "$O/nolibs")")
 	[[ "$line" == *'"libs":null,"libs_us":null,"libs_note":null}' ]]
+}
+
+@test "trace: a library mapped from the shared text cache: used cache, its bytes as cache_bytes" {
+	[ -x "$FIXTURES/bl-lld" ] || skip_unsupported "lld is not installed: no lld-linked fixtures"
+	TC=$(mktemp -d /run/tiexec-trace-test.XXXXXX)
+	chmod 755 "$TC"
+	mkdir "$TC/text"
+	mount -t tmpfs -o mode=0755,huge=always tmpfs "$TC/text"
+	TIEXEC_CACHE=$TC/text "$BUILD/warm/tiexec-warm" "$FIXTURES/libbl-lld.so" >/dev/null
+	start_trace --json --loader "$LOADER"
+	sh -c 'echo $$; exec env TIEXEC_CACHE="$2" "$LOADER" "$1/bl-lld" loop 1' sh "$FIXTURES" "$TC/text" >"$O/c"
+	stop_trace INT
+	local line lib
+	line=$(events_of pid "$(first_line "$O/c")")
+	lib=$(libs_of "$line")
+	echo "$lib"
+	[ "$(field path "$lib")" = "$FIXTURES/libbl-lld.so" ]
+	[ "$(field used "$lib")" = cache ]
+	[ "$(field cache_bytes "$lib")" -eq $((14 << 20)) ]
+	[ "$(field thp_bytes "$lib")" -eq 0 ]
 }
 
 @test "trace: a library left alone (its file deleted once ld.so mapped it) is listed, with the reason" {
