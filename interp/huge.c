@@ -667,7 +667,9 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 				if (locked > 0)
 					convert_unlock(r->fd);
 			}
-			if (r->cache_fd >= 0 && a < b && r->cache_off[i] != UINT64_MAX)
+			/* The cache's pages are PMD-mapped only where THP is on
+			 * for the process, as the page cache's are. */
+			if (r->cache_fd >= 0 && a < b && r->cache_off[i] != UINT64_MAX && !thpenv_process_thp_off())
 				cache_pieces(r, res, s, r->cache_off[i], a, b, state + (a - oa) / TX_HUGE);
 		}
 		if (st == ST_AUTO || st == ST_THP || st == ST_HUGETLB) {
