@@ -14,8 +14,9 @@ placed() { sed -n "s/^tiexec: '[^']*': \([0-9.]* of [0-9.]* MiB text on 2 MiB pa
 lib_placed() {
 	sed -n "s/^tiexec: '[^']*': library '[^']*': \([0-9.]* of [0-9.]* MiB text on 2 MiB pages ([^)]*)\).*/\1/p" "$1" | head -1
 }
-# The first line of -v that is not the summary: why something fell back.
-why() { grep -v ' MiB text on 2 MiB pages (' "$1" | sed "s/^tiexec: '[^']*': //" | head -1; }
+# The first line of -v that is neither the summary nor about the text cache
+# (section 7 has it): why something fell back.
+why() { grep -v -e ' MiB text on 2 MiB pages (' -e "^tiexec: '[^']*': cache: " "$1" | sed "s/^tiexec: '[^']*': //" | head -1; }
 drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 ms() { sed -n 's/.*, \([0-9.]*\) ms$/\1/p' "$1" | head -1; }
 
@@ -145,7 +146,8 @@ say cache-lib-why "$(grep "library" "$T/clib" | grep -v ' MiB text on 2 MiB page
 		done
 		echo "TX $4 cache-start-${p##*/} $(med "${t[@]}") $(med "${d[@]}")"
 	done' _ "$d/tiexec" "$d/big" "$d/big-static" "$fs"
-umount /run/tiexec/text 2>/dev/null
+n=0
+while umount /run/tiexec/text 2>/dev/null && [ $n -lt 5 ]; do n=$((n + 1)); done
 # Where ld.so puts the 16 MiB library, modulo 2 MiB, over 20 direct starts:
 # how many entry layouts would serve a kernel that does not align it.
 : >"$T/bases"
