@@ -873,7 +873,7 @@ static int handle(void *ctx, void *data, size_t size)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: " PROG " [--json] [--all] [--duration SECONDS] [--loader PATH]\n"
+		"Usage: " PROG " [--json] [--all] [--duration SECONDS] [--loader PATH]\n"
 		"                    [--buffer-mib N] [--tracepoint auto|btf|classic] [-v]\n"
 		"Shows the programs started through tiexec and what the loader did.\n"
 		"  --json              one JSON object per line (and a final {\"dropped\":N})\n"

@@ -323,7 +323,7 @@ b"
 		cap dynamic tb register --interpreter "$FIXTURES/probe-pie"
 		cap default tb register
 		cap ls ls "$BM"'
-	local usage=$'usage: tiexec-binfmt register [--interpreter PATH]\n       tiexec-binfmt unregister\n       tiexec-binfmt status'
+	local usage=$'Usage: tiexec-binfmt register [--interpreter PATH]\n       tiexec-binfmt unregister\n       tiexec-binfmt status'
 	local n msg
 	while IFS='|' read -r n msg; do
 		got "$n"
@@ -359,7 +359,7 @@ b"
 }
 
 @test "usage errors: unknown command, extra arguments, no command" {
-	local usage=$'usage: tiexec-binfmt register [--interpreter PATH]\n       tiexec-binfmt unregister\n       tiexec-binfmt status'
+	local usage=$'Usage: tiexec-binfmt register [--interpreter PATH]\n       tiexec-binfmt unregister\n       tiexec-binfmt status'
 	run --separate-stderr "$ROOT/scripts/tiexec-binfmt" frobnicate
 	[ "$status" -eq 2 ]
 	[ -z "$output" ]

@@ -119,6 +119,10 @@ first_line() {
 	run_t "$TRACE" --loader "$O/missing" --duration 1
 	[ "$status" -eq 1 ]
 	same "tiexec-trace: $O/missing: No such file or directory" "$output"
+	# "Usage:", as every other tiexec tool says it.
+	run_t "$TRACE" --help
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "Usage: tiexec-trace [--json]"* ]]
 }
 
 @test "trace: command-line execs: one event each, with path, pid and huge bytes; none for direct execs" {

@@ -678,6 +678,15 @@ static void do_target(const struct target *t)
 		close(fd);
 		return;
 	}
+	/* Nothing to put on 2 MiB pages (most shared libraries a stamped
+	 * program needs): a word only when asked. */
+	if (n == 0) {
+		if (t->named || opt.verbose)
+			printf("%s: skipped: no whole 2 MiB page of text%s\n", t->path,
+			       r.incongruent ? " congruent to its file offset" : "");
+		close(fd);
+		return;
+	}
 	/* One 2 MiB-aligned slot of address space for every piece in turn. */
 	void *raw = mmap(NULL, 2 * HUGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (raw == MAP_FAILED) {
@@ -967,10 +976,11 @@ int main(int argc, char **argv)
 	const char *compat = getenv("TIEXEC_WARM_COMPAT");
 	cc.compat = compat && *compat == '1';
 
-	if (config)
-		read_config(config, 1);
-	else if (optind == argc)
-		read_config(DEFAULT_CONF, 0);
+	const char *listed = config ? config : optind == argc ? DEFAULT_CONF : NULL;
+	if (listed)
+		read_config(listed, config != NULL);
+	if (listed && optind == argc && !ntargets && status == ST_OK && !opt.prune && !opt.json)
+		printf("%s: lists no files: nothing to do\n", listed);
 	if (opt.prune) {
 		int n = cache.off ? 0 : textentry_prune(cache.dir);
 		if (n < 0 && errno != ENOENT)
