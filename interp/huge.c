@@ -407,6 +407,24 @@ static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint6
 	}
 }
 
+/* The pieces of [a, a + n * 2 MiB) that hs says are huge and state does
+ * not hold yet: taken into state and counted into *bucket.  Returns
+ * whether any piece is left small. */
+static int take_huge(const struct huge_req *r, struct huge_result *res, uint64_t a, uint64_t n,
+		     const uint8_t *hs, uint8_t *state, uint64_t *bucket)
+{
+	int small = 0;
+
+	for (uint64_t k = 0; k < n; k++) {
+		if (!state[k] && hs[k]) {
+			state[k] = 1;
+			account(r, res, a + k * TX_HUGE, a + (k + 1) * TX_HUGE, bucket);
+		}
+		small |= !state[k];
+	}
+	return small;
+}
+
 /* The shared text cache on segment s's 2 MiB-aligned pieces [a, b) that
  * are not huge yet: the entry (at eoff for the segment's p_offset) mapped
  * over each run of them, then faulted in and checked. */
@@ -453,15 +471,8 @@ static void cache_pieces(const struct huge_req *r, struct huge_result *res, cons
 		note(res, "cache: cannot fault in or verify the text");
 		return;
 	}
-	for (uint64_t k = 0; k < n; k++) {
-		if (state[k] || !hs[k])
-			continue;
-		state[k] = 1;
-		account(r, res, a + k * TX_HUGE, a + (k + 1) * TX_HUGE, &res->cache);
-	}
-	for (uint64_t k = 0; k < n; k++)
-		if (!state[k])
-			note(res, "cache: part of the entry is not in 2 MiB pages (is the cache mounted huge=always?)");
+	if (take_huge(r, res, a, n, hs, state, &res->cache))
+		note(res, "cache: part of the entry is not in 2 MiB pages (is the cache mounted huge=always?)");
 }
 
 /* The zero-copy attempt on segment s's 2 MiB-aligned pieces [a, b). */
@@ -487,15 +498,8 @@ static void file_pieces(const struct huge_req *r, struct huge_result *res, const
 				  : "file: cannot fault in or verify the text");
 		return;
 	}
-	for (uint64_t k = 0; k < n; k++) {
-		if (!hs[k])
-			continue;
-		state[k] = 1;
-		account(r, res, a + k * TX_HUGE, a + (k + 1) * TX_HUGE, &res->file);
-	}
-	for (uint64_t k = 0; k < n; k++)
-		if (!hs[k])
-			note(res, "file: the page cache kept small pages for part of the text (in use elsewhere, or no large folios on this filesystem)");
+	if (take_huge(r, res, a, n, hs, state, &res->file))
+		note(res, "file: the page cache kept small pages for part of the text (in use elsewhere, or no large folios on this filesystem)");
 }
 
 /* "file: NAME keeps 4 KiB folios in the page cache on Linux X.Y: nothing

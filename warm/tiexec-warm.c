@@ -216,36 +216,49 @@ struct span {
 
 #define MAX_SPANS 16
 
-/* Reads the program headers of fd.  Returns the number of spans (file
- * ranges of whole 2 MiB pieces of read-only executable segments placed
- * congruent to the file), or -1 with *why set when the file is not an ELF
- * program or shared library. */
-static int elf_spans(int fd, uint64_t size, int program, struct span *sp, int *incongruent, const char **why)
-{
+/* An ELF file's headers, read once per file. */
+struct elf {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[64];
-	int n = 0;
+};
 
-	*incongruent = 0;
-	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
+/* Reads fd's ELF and program headers into *e; 0, or -1 with *why when the
+ * file is not an x86-64 program or shared library. */
+static int read_elf(int fd, struct elf *e, const char **why)
+{
+	const Elf64_Ehdr *eh = &e->eh;
+
+	if (pread(fd, &e->eh, sizeof(e->eh), 0) != (ssize_t)sizeof(e->eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG)) {
 		*why = "not an ELF file";
 		return -1;
 	}
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+	if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64) {
 		*why = "not an x86-64 ELF file";
 		return -1;
 	}
-	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
+	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) {
 		*why = "not a program or shared library";
 		return -1;
 	}
-	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 64 ||
-	    pread(fd, ph, eh.e_phnum * sizeof(Elf64_Phdr), (off_t)eh.e_phoff) !=
-		    (ssize_t)(eh.e_phnum * sizeof(Elf64_Phdr))) {
+	if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum > 64 ||
+	    pread(fd, e->ph, eh->e_phnum * sizeof(Elf64_Phdr), (off_t)eh->e_phoff) !=
+		    (ssize_t)(eh->e_phnum * sizeof(Elf64_Phdr))) {
 		*why = "bad program headers";
 		return -1;
 	}
-	for (unsigned i = 0; i < eh.e_phnum && n < MAX_SPANS; i++) {
+	return 0;
+}
+
+/* The spans (file ranges of whole 2 MiB pieces of read-only executable
+ * segments that can be PMD-mapped) of e, a file of size bytes; how many.
+ * *incongruent: a segment is not congruent to its file offset. */
+static int elf_spans(const struct elf *e, uint64_t size, int program, struct span *sp, int *incongruent)
+{
+	const Elf64_Phdr *ph = e->ph;
+	int n = 0;
+
+	*incongruent = 0;
+	for (unsigned i = 0; i < e->eh.e_phnum && n < MAX_SPANS; i++) {
 		const Elf64_Phdr *p = &ph[i];
 		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) || (p->p_flags & PF_W))
 			continue;
@@ -534,17 +547,13 @@ static void report(const struct target *t, const struct result *r)
 
 /* Bytes of file data in the executable segments: the text an entry holds;
  * *pieces: whole 2 MiB pieces of it at 2 MiB-aligned addresses. */
-static uint64_t text_bytes(int fd, uint64_t *pieces)
+static uint64_t text_bytes(const struct elf *e, uint64_t *pieces)
 {
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph[64];
+	const Elf64_Phdr *ph = e->ph;
 	uint64_t n = 0;
 
 	*pieces = 0;
-	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || eh.e_phentsize != sizeof(Elf64_Phdr) ||
-	    eh.e_phnum > 64 || pread(fd, ph, eh.e_phnum * sizeof(*ph), (off_t)eh.e_phoff) != (ssize_t)(eh.e_phnum * sizeof(*ph)))
-		return 0;
-	for (unsigned i = 0; i < eh.e_phnum; i++)
+	for (unsigned i = 0; i < e->eh.e_phnum; i++)
 		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
 			uint64_t lo = (ph[i].p_vaddr + HUGE - 1) & -HUGE, hi = (ph[i].p_vaddr + ph[i].p_filesz) & -HUGE;
 			n += ph[i].p_filesz;
@@ -554,17 +563,12 @@ static uint64_t text_bytes(int fd, uint64_t *pieces)
 }
 
 /* A shared library: ET_DYN without PT_INTERP (a static PIE counts too). */
-static int library(int fd)
+static int library(const struct elf *e)
 {
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph[64];
-
-	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || eh.e_type != ET_DYN || eh.e_phnum > 64 ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr) ||
-	    pread(fd, ph, eh.e_phnum * sizeof(*ph), (off_t)eh.e_phoff) != (ssize_t)(eh.e_phnum * sizeof(*ph)))
+	if (e->eh.e_type != ET_DYN)
 		return 0;
-	for (unsigned i = 0; i < eh.e_phnum; i++)
-		if (ph[i].p_type == PT_INTERP)
+	for (unsigned i = 0; i < e->eh.e_phnum; i++)
+		if (e->ph[i].p_type == PT_INTERP)
 			return 0;
 	return 1;
 }
@@ -595,9 +599,9 @@ static const char *const cache_word[] = {
 
 /* A file whose text the page cache cannot hold in 2 MiB folios (why):
  * its entry in the text cache, made unless --check. */
-static void cache_target(const struct target *t, int fd, const char *why)
+static void cache_target(const struct target *t, int fd, const struct elf *e, const char *why)
 {
-	uint64_t bytes = 0, pieces, text = text_bytes(fd, &pieces);
+	uint64_t bytes = 0, pieces, text = text_bytes(e, &pieces);
 	enum te_result r;
 	int full = 0;
 
@@ -657,14 +661,16 @@ static void do_target(const struct target *t)
 		return;
 	}
 	memset(&r, 0, sizeof(r));
-	int lib = r.library = library(fd);
-	int n = elf_spans(fd, (uint64_t)st.st_size, !lib, sp, &r.incongruent, &why);
+	static struct elf e;
+	int n = read_elf(fd, &e, &why);
 	if (n < 0) {
 		if (t->named || opt.verbose)
 			printf("%s: skipped: %s\n", t->path, why);
 		close(fd);
 		return;
 	}
+	int lib = r.library = library(&e);
+	n = elf_spans(&e, (uint64_t)st.st_size, !lib, sp, &r.incongruent);
 	struct fs_info fi;
 	fs_folios(fd, &fi);
 	if (fi.folios == FS_FOLIOS_NO)
@@ -674,7 +680,7 @@ static void do_target(const struct target *t)
 	 * p_vaddr: only a library's (placed by ld.so, 2 MiB-aligned) or a
 	 * file system without large folios needs the cache. */
 	if (!cache.off && (r.no_folios[0] || (r.incongruent && lib))) {
-		cache_target(t, fd, r.no_folios[0] ? r.no_folios : "its text is not congruent to its file offset modulo 2 MiB");
+		cache_target(t, fd, &e, r.no_folios[0] ? r.no_folios : "its text is not congruent to its file offset modulo 2 MiB");
 		close(fd);
 		return;
 	}
