@@ -21,6 +21,10 @@ setup_file() {
 	mount -t ramfs ramfs "$C/ramfs"
 	cp "$FIXTURES/bigtext-pie" "$C/ramfs/big"
 	chmod 755 "$C/ramfs" "$C/ramfs/big"
+	# The loader where uid 65534 can run it (the build directory may be
+	# private: a clone under mktemp -d).
+	cp "$TIEXEC" "$C/tiexec"
+	chmod 755 "$C/tiexec"
 }
 
 teardown_file() {
@@ -192,7 +196,7 @@ stop() {
 	for case in "$U|a directory on the way to the cache is" "$C/link|a symbolic link on the way to the cache" \
 		"$D|the cache is not on a tmpfs" "$C/small/text|the entry is not owned by root"; do
 		dir=${case%%|*} why=${case#*|}
-		run_t setpriv --reuid=65534 --regid=65534 --clear-groups env TIEXEC_CACHE="$dir" "$TIEXEC" -v "$C/ramfs/big" loop 1000
+		run_t setpriv --reuid=65534 --regid=65534 --clear-groups env TIEXEC_CACHE="$dir" "$C/tiexec" -v "$C/ramfs/big" loop 1000
 		echo "$dir: $output" >&2
 		[ "$status" -eq 0 ]
 		[[ "$output" == *"'$C/ramfs/big': cache: $why"* ]]
@@ -206,7 +210,7 @@ stop() {
 	run setpriv --reuid=65534 --regid=65534 --clear-groups mv "$C/text/$entry" "$C/text/y"
 	[ "$status" -ne 0 ]
 	# And as uid 65534 the real cache is used.
-	run_t setpriv --reuid=65534 --regid=65534 --clear-groups "$TIEXEC" -v "$C/ramfs/big" loop 1000
+	run_t setpriv --reuid=65534 --regid=65534 --clear-groups "$C/tiexec" -v "$C/ramfs/big" loop 1000
 	[[ "$output" == *"cache 62.0"* ]]
 }
 
