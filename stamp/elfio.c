@@ -48,20 +48,69 @@ static int overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 }
 
 /* DT_FLAGS_1 & DF_1_PIE in the dynamic segment. */
-static int dyn_pie(Elf *elf, const GElf_Phdr *ph)
+/* The string at strtab + at (a DT_STRTAB address and offset) into out, as
+ * far as it is printable; "?" when no segment holds it. */
+static void soname_read(Elf *elf, uint64_t strtab, uint64_t at, char *out, size_t outlen)
+{
+	size_t len, n;
+	const char *raw = elf_rawfile(elf, &len);
+	GElf_Phdr ph;
+
+	snprintf(out, outlen, "?");
+	if (!raw || elf_getphdrnum(elf, &n) != 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || strtab < ph.p_vaddr ||
+		    strtab - ph.p_vaddr >= ph.p_filesz || at >= ph.p_filesz - (strtab - ph.p_vaddr))
+			continue;
+		uint64_t off = ph.p_offset + (strtab - ph.p_vaddr) + at;
+		size_t k = 0;
+		while (off + k < len && k + 1 < outlen && raw[off + k] > ' ' && raw[off + k] < 127) {
+			out[k] = raw[off + k];
+			k++;
+		}
+		out[k] = '\0';
+		return;
+	}
+}
+
+/* An executable segment's file-backed bytes [v, v + filesz): counted in
+ * f->text, and its whole 2 MiB-aligned pieces in f->text_huge (the loader
+ * puts a PIE at a 2 MiB-aligned base, so addresses keep their offset). */
+static void text_add(struct elf_facts *f, uint64_t v, uint64_t filesz)
+{
+	const uint64_t huge = 2ULL << 20;
+	uint64_t lo = (v + huge - 1) & ~(huge - 1), hi = (v + filesz) & ~(huge - 1);
+
+	f->text += filesz;
+	if (v + filesz >= v && hi > lo)
+		f->text_huge += hi - lo;
+}
+
+/* DF_1_PIE and DT_SONAME from the dynamic segment ph. */
+static void dyn_scan(Elf *elf, const GElf_Phdr *ph, struct elf_facts *f)
 {
 	Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph->p_offset, ph->p_filesz, ELF_T_DYN);
+	uint64_t strtab = 0, soname = 0;
+	int has_soname = 0;
 	GElf_Dyn dyn;
 
 	if (!d)
-		return 0;
+		return;
 	for (int i = 0; gelf_getdyn(d, i, &dyn); i++) {
 		if (dyn.d_tag == DT_NULL)
 			break;
 		if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
-			return 1;
+			f->df1_pie = 1;
+		if (dyn.d_tag == DT_STRTAB)
+			strtab = dyn.d_un.d_ptr;
+		if (dyn.d_tag == DT_SONAME) {
+			has_soname = 1;
+			soname = dyn.d_un.d_val;
+		}
 	}
-	return 0;
+	if (has_soname)
+		soname_read(elf, strtab, soname, f->soname, sizeof(f->soname));
 }
 
 /* Looks for the policy note in the note section scn. */
@@ -149,8 +198,10 @@ int elf_facts_read(const unsigned char *buf, size_t len, struct elf_facts *f, ch
 			f->seg_end = ph.p_offset + ph.p_filesz;
 		if (ph.p_type == PT_INTERP)
 			f->has_interp = 1;
-		if (ph.p_type == PT_DYNAMIC && dyn_pie(elf, &ph))
-			f->df1_pie = 1;
+		if (ph.p_type == PT_DYNAMIC)
+			dyn_scan(elf, &ph, f);
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+			text_add(f, ph.p_vaddr, ph.p_filesz);
 	}
 
 	/* Sections: only when the header fields are the plain kind (no

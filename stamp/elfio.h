@@ -18,6 +18,9 @@ struct elf_facts {
 	int marked;                  /* the marker bit is set */
 	int has_interp;              /* PT_INTERP */
 	int df1_pie;                 /* DT_FLAGS_1 has DF_1_PIE */
+	char soname[64];             /* DT_SONAME's name ("" if none; "?" unreadable) */
+	uint64_t text;               /* bytes of file-backed executable segments */
+	uint64_t text_huge;          /* ... of them in whole 2 MiB-aligned pieces */
 	uint64_t seg_end;            /* the largest p_offset + p_filesz */
 	uint64_t shoff;              /* e_shoff, e_shnum, e_shstrndx, e_shentsize (raw) */
 	uint16_t shnum, shstrndx, shentsize;

@@ -13,6 +13,7 @@
 #include "elfio.h"
 #include "fileio.h"
 #include "note.h"
+#include "owner.h"
 
 #ifndef TIEXEC_VERSION
 #define TIEXEC_VERSION "unknown"
@@ -33,6 +34,10 @@ static const char usage[] =
 	"      --round-out        also cover the unaligned head and tail of the text\n"
 	"      --lazy             do not fault the text in at start\n"
 	"      --libs, --no-libs  shared libraries' text too (tiexec's default), or not\n"
+	"\n"
+	"      --dry-run          say what would be done, change nothing\n"
+	"      --force            stamp a file a package manager owns, or a shared\n"
+	"                         library that also runs as a program (DT_SONAME)\n"
 	"  -h, --help             this text\n"
 	"      --version          the version\n"
 	"\n"
@@ -42,12 +47,53 @@ static const char usage[] =
 	"2 a file refused or an error (one line on stderr each); with several files\n"
 	"the worst.\n";
 
+/* How to go about it: --dry-run, --force. */
+struct how {
+	int dry_run, force;
+};
+
 static void refuse(const char *file, const char *why)
 {
 	fprintf(stderr, "tiexec-stamp: '%s': %s\n", file, why);
 }
 
-static int do_stamp(const char *file, const struct tiexec_policy *want)
+/* Guard rails a --force lifts: files a package manager will replace (and
+ * whose change its verification flags), and shared libraries that also
+ * run as programs (libc.so.6 has PT_INTERP).  0, or -1 with why. */
+static int guard(const struct opened *f, const struct elf_facts *facts, char *why, size_t whylen)
+{
+	char pkg[160];
+
+	if (facts->soname[0]) {
+		snprintf(why, whylen,
+			 "declares a shared-library name (DT_SONAME %s): a library, even if it also runs "
+			 "as a program; --force stamps it anyway", facts->soname);
+		return -1;
+	}
+	if (package_owner(f->path, pkg, sizeof(pkg))) {
+		snprintf(why, whylen,
+			 "belongs to %s: its next upgrade drops the stamp and %s flags the change; "
+			 "use tiexec-keep (a stamped copy that follows upgrades), or --force",
+			 pkg, strstr(pkg, "RPM") ? "rpm -V" : "dpkg --verify");
+		return -1;
+	}
+	return 0;
+}
+
+/* A stamped program that will not gain: the loader maps whole 2 MiB pieces
+ * of text only (unless --round-out covers the head and tail). */
+static void warn_no_gain(const char *file, const struct elf_facts *facts, const struct tiexec_policy *want)
+{
+	if (facts->text_huge || (want->flags & TIEXEC_POLICY_ROUND_OUT))
+		return;
+	int mib = facts->text >= (1 << 20);
+	fprintf(stderr,
+		"tiexec-stamp: '%s': warning: no whole 2 MiB piece of text (%.*f %s of text): it runs "
+		"on 4 KiB pages unless stamped with --round-out\n",
+		file, mib, (double)facts->text / (mib ? 1 << 20 : 1 << 10), mib ? "MiB" : "KiB");
+}
+
+static int do_stamp(const char *file, const struct tiexec_policy *want, const struct how *how)
 {
 	struct opened f;
 	struct elf_facts facts;
@@ -71,12 +117,21 @@ static int do_stamp(const char *file, const struct tiexec_policy *want)
 		goto fail;
 	}
 	if (elf_facts_read(f.buf, f.len, &facts, why, sizeof(why)) != 0 ||
-	    stamp_build(f.buf, &facts, want, &out, &outlen, why, sizeof(why)) != 0)
+	    stamp_build(f.buf, &facts, want, &out, &outlen, why, sizeof(why)) != 0 ||
+	    (!how->force && guard(&f, &facts, why, sizeof(why)) != 0))
 		goto fail;
 	/* Stamped so already: leave the file alone. */
-	if ((outlen == f.len && memcmp(out, f.buf, f.len) == 0) ||
-	    replace_file(&f, out, outlen, why, sizeof(why)) == 0)
+	int same = outlen == f.len && memcmp(out, f.buf, f.len) == 0;
+	if (how->dry_run) {
+		char pol[160];
+		printf("%s: %s: %s\n", file, same ? "stamped so already" : "would be stamped",
+		       policy_format(want, pol, sizeof(pol)));
 		rc = ST_OK;
+	} else if (same || replace_file(&f, out, outlen, why, sizeof(why)) == 0) {
+		rc = ST_OK;
+	}
+	if (rc == ST_OK)
+		warn_no_gain(file, &facts, want);
 fail:
 	if (rc != ST_OK)
 		refuse(file, why);
@@ -85,7 +140,7 @@ fail:
 	return rc;
 }
 
-static int do_remove(const char *file)
+static int do_remove(const char *file, const struct how *how)
 {
 	struct opened f;
 	struct elf_facts facts;
@@ -100,8 +155,12 @@ static int do_remove(const char *file)
 	    remove_build(f.buf, &facts, &kind, &out, &outlen, why, sizeof(why)) != 0)
 		goto fail;
 	/* Not stamped: nothing to do. */
-	if (kind == REMOVE_NOTHING || replace_file(&f, out, outlen, why, sizeof(why)) == 0)
+	if (how->dry_run) {
+		printf("%s: %s\n", file, kind == REMOVE_NOTHING ? "not stamped" : "would be unstamped");
 		rc = ST_OK;
+	} else if (kind == REMOVE_NOTHING || replace_file(&f, out, outlen, why, sizeof(why)) == 0) {
+		rc = ST_OK;
+	}
 fail:
 	if (rc != ST_OK)
 		refuse(file, why);
@@ -145,7 +204,7 @@ static int bad_usage(const char *fmt, const char *arg)
 int main(int argc, char **argv)
 {
 	enum { O_STRATEGY = 256, O_MIN_TEXT, O_ROUND_OUT, O_LAZY, O_LIBS, O_NO_LIBS, O_CHECK, O_REMOVE,
-	       O_VERSION };
+	       O_VERSION, O_DRY_RUN, O_FORCE };
 	static const struct option longopts[] = {
 		{ "strategy", required_argument, NULL, O_STRATEGY },
 		{ "min-text", required_argument, NULL, O_MIN_TEXT },
@@ -155,11 +214,14 @@ int main(int argc, char **argv)
 		{ "no-libs", no_argument, NULL, O_NO_LIBS },
 		{ "check", no_argument, NULL, O_CHECK },
 		{ "remove", no_argument, NULL, O_REMOVE },
+		{ "dry-run", no_argument, NULL, O_DRY_RUN },
+		{ "force", no_argument, NULL, O_FORCE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tiexec_policy want;
+	struct how how = { 0, 0 };
 	int check = 0, remove = 0, policy_given = 0, c, status = ST_OK;
 
 	policy_unset(&want);
@@ -198,6 +260,12 @@ int main(int argc, char **argv)
 		case O_REMOVE:
 			remove = 1;
 			break;
+		case O_DRY_RUN:
+			how.dry_run = 1;
+			break;
+		case O_FORCE:
+			how.force = 1;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return ST_OK;
@@ -212,11 +280,13 @@ int main(int argc, char **argv)
 		return bad_usage("%s", "--check and --remove do not go together");
 	if ((check || remove) && policy_given)
 		return bad_usage("%s: takes no policy options", check ? "--check" : "--remove");
+	if (check && (how.dry_run || how.force))
+		return bad_usage("%s", "--check takes neither --dry-run nor --force");
 	if (optind >= argc)
 		return bad_usage("%s", "no FILE given");
 
 	for (int i = optind; i < argc; i++) {
-		int st = check ? do_check(argv[i]) : remove ? do_remove(argv[i]) : do_stamp(argv[i], &want);
+		int st = check ? do_check(argv[i]) : remove ? do_remove(argv[i], &how) : do_stamp(argv[i], &want, &how);
 
 		if (st > status)
 			status = st;

@@ -41,6 +41,13 @@ no_temp_left() {
 	[ -z "$left" ] || { echo "left behind: $left"; return 1; }
 }
 
+# no_gain_warning FILE TEXT: TEXT is tiexec-stamp's warning that FILE has no
+# whole 2 MiB piece of text.
+no_gain_warning() {
+	[[ "$2" =~ ^"tiexec-stamp: '$1': warning: no whole 2 MiB piece of text ("[0-9.]+" "(KiB|MiB)" of text): it runs on 4 KiB pages unless stamped with --round-out"$ ]] ||
+		{ echo "not the no-gain warning: $2"; return 1; }
+}
+
 # roundtrip SOURCE [dynamic] [noshdr]: a copy of SOURCE stamped; --check says
 # so; it runs directly with the same output as the original; ldd works
 # (dynamic); readelf shows the note; --remove gives back the original byte
@@ -53,7 +60,9 @@ roundtrip() {
 	cp "$src" "$T/s/$n"
 
 	run --separate-stderr "$STAMP" "$T/s/$n"
-	[ "$status" -eq 0 ] && [ -z "$output" ] && [ -z "$stderr" ] || { echo "stamp: $status $stderr"; return 1; }
+	[ "$status" -eq 0 ] && [ -z "$output" ] || { echo "stamp: $status $stderr"; return 1; }
+	# Small fixtures: at most the warning that they have nothing to gain.
+	[ -z "$stderr" ] || no_gain_warning "$T/s/$n" "$stderr"
 	! cmp -s "$T/o/$n" "$T/s/$n"
 	[ "$(od -An -tx1 -j70 -N1 "$T/s/$n" | tr -d ' ')" = 40 ]
 	no_temp_left "$T/s"
@@ -379,7 +388,7 @@ refused() {
 	printf 'text\n' >"$T/txt"
 	run --separate-stderr "$STAMP" "$T/a" "$T/txt" "$T/b"
 	[ "$status" -eq 2 ]
-	same "tiexec-stamp: '$T/txt': not an ELF file" "$stderr"
+	same "tiexec-stamp: '$T/txt': not an ELF file" "$(grep -v ': warning: no whole 2 MiB' <<<"$stderr")"
 
 	run "$STAMP" --check "$T/a" "$T/b"
 	[ "$status" -eq 0 ]
@@ -502,4 +511,84 @@ refused() {
 	run "$STAMP" --version
 	[ "$status" -eq 0 ]
 	[[ "$output" =~ ^tiexec-stamp\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+}
+
+@test "guard rails: a library with DT_SONAME is refused unless --force, even when it runs" {
+	local libc
+	libc=$(ldd "$FIXTURES/probe-pie" | awk '$1 == "libc.so.6" { print $3 }')
+	[ -n "$libc" ]
+	cp "$libc" "$T/libc.so.6"
+	readelf -l "$T/libc.so.6" | grep -q 'Requesting program interpreter' # it runs as a program
+	refused "$T/libc.so.6" "declares a shared-library name (DT_SONAME libc.so.6): a library, even if it also runs as a program; --force stamps it anyway"
+	run --separate-stderr "$STAMP" --force "$T/libc.so.6"
+	[ "$status" -eq 0 ]
+	run "$STAMP" --check "$T/libc.so.6"
+	[ "$status" -eq 0 ]
+	same "$T/libc.so.6: $DEFAULT_POLICY" "$output"
+}
+
+# The dpkg-owned program is stamped only inside a private mount namespace,
+# on an overlay over its directory: the machine's file never changes.
+@test "guard rails: a file dpkg owns is refused; --dry-run changes nothing; --force stamps" {
+	command -v dpkg-query >/dev/null || skip "no dpkg here"
+	local prog=/usr/bin/true owner before
+	owner=$(dpkg-query -S "$prog" 2>/dev/null | sed -n 's/: .*//p' | head -1)
+	[ -z "$owner" ] && owner=$(dpkg-query -S "${prog#/usr}" 2>/dev/null | sed -n 's/: .*//p' | head -1)
+	[ -n "$owner" ] || { [ "${CI:-}" != true ] || false; skip "dpkg owns no $prog here"; }
+	before=$(sha256sum "$prog")
+	mkdir -p "$T/up" "$T/work"
+	run --separate-stderr unshare --mount --propagation private sh -c '
+		mount -t overlay overlay -o "lowerdir=/usr/bin,upperdir=$1/up,workdir=$1/work" /usr/bin || exit 99
+		"$2" /usr/bin/true; echo "plain $?"
+		"$2" --dry-run /usr/bin/true; echo "dry $?"
+		"$2" --dry-run --force /usr/bin/true; echo "dry-force $?"
+		cmp -s /usr/bin/true "$3" && echo unchanged
+		"$2" --force /usr/bin/true; echo "force $?"
+		"$2" --check /usr/bin/true' sh "$T" "$STAMP" "$prog"
+	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; false; }
+	local refusal="tiexec-stamp: '/usr/bin/true': belongs to the Debian package $owner: its next upgrade drops the stamp and dpkg --verify flags the change; use tiexec-keep (a stamped copy that follows upgrades), or --force"
+	same "plain 2
+dry 2
+/usr/bin/true: would be stamped: ${DEFAULT_POLICY#stamped: }
+dry-force 0
+unchanged
+force 0
+/usr/bin/true: $DEFAULT_POLICY" "$output"
+	same "$refusal
+$refusal" "$(grep -v ': warning: no whole 2 MiB' <<<"$stderr")"
+	same "$before" "$(sha256sum "$prog")"
+}
+
+@test "nothing to gain: a warning for text without a whole 2 MiB piece, none for bigtext or --round-out" {
+	cp "$FIXTURES/probe-pie" "$T/small"
+	cp "$FIXTURES/bigtext-pie" "$T/big"
+	run --separate-stderr "$STAMP" "$T/small"
+	[ "$status" -eq 0 ]
+	no_gain_warning "$T/small" "$stderr"
+	run --separate-stderr "$STAMP" --round-out "$T/small"
+	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	run --separate-stderr "$STAMP" "$T/big"
+	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+}
+
+@test "--dry-run: stamping and removing say what they would do and write nothing" {
+	cp "$FIXTURES/bigtext-pie" "$T/p"
+	cp "$T/p" "$T/orig"
+	run --separate-stderr "$STAMP" --dry-run --strategy=thp "$T/p"
+	[ "$status" -eq 0 ]
+	same "$T/p: would be stamped: strategy=thp min-text=default round-out=no lazy=no" "$output"
+	cmp "$T/orig" "$T/p"
+	run "$STAMP" --dry-run --remove "$T/p"
+	[ "$status" -eq 0 ]
+	same "$T/p: not stamped" "$output"
+	"$STAMP" "$T/p"
+	cp "$T/p" "$T/stamped"
+	run "$STAMP" --dry-run "$T/p"
+	same "$T/p: stamped so already: ${DEFAULT_POLICY#stamped: }" "$output"
+	run "$STAMP" --dry-run --remove "$T/p"
+	[ "$status" -eq 0 ]
+	same "$T/p: would be unstamped" "$output"
+	cmp "$T/stamped" "$T/p"
+	run --separate-stderr "$STAMP" --check --dry-run "$T/p"
+	[ "$status" -eq 2 ]
 }
