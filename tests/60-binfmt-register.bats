@@ -67,7 +67,7 @@ setup() {
 	M=$BATS_FILE_TMPDIR/m
 	X=$BATS_FILE_TMPDIR/x
 	O=$BATS_TEST_TMPDIR
-	export SCRIPT CLEAN U M X O BM
+	export SCRIPT CLEAN U M X O BM H_MAGIC H_MASK TIEXEC
 	{
 		read -r H_NAME
 		read -r H_FLAGS
@@ -263,25 +263,66 @@ VIA_RE="^tiexec: '"
 	[ -z "$err" ]
 }
 
-@test "binfmt_misc not mounted: one-line error, status 1" {
+@test "binfmt_misc not mounted: status and unregister say how to mount it; register mounts it" {
 	# A fresh namespace's /proc/sys/fs/binfmt_misc is an empty directory of
 	# procfs, binfmt_misc is not mounted there.
 	in_bare_ns 'umount "$BM" 2>/dev/null
 		cap fstype stat -f -c %T "$BM"
 		cap ls ls -A "$BM"
 		cap status tb status
+		cap unreg tb unregister
+		cap nodir env TIEXEC_BINFMT_DIR="$O/nodir" "$SCRIPT" register --interpreter "$TIEXEC"
 		cap reg tb register --interpreter "$TIEXEC"
-		cap unreg tb unregister'
+		cap status2 tb status'
 	got fstype
 	same proc "$out"
 	got ls
 	[ -z "$out" ]
-	for n in status reg unreg; do
+	for n in status unreg; do
 		got $n
 		[ "$st" -eq 1 ]
 		[ -z "$out" ]
-		same "tiexec-binfmt: binfmt_misc is not mounted at /proc/sys/fs/binfmt_misc" "$err"
+		same "tiexec-binfmt: binfmt_misc is not mounted at $BM: mount it with 'mount -t binfmt_misc binfmt_misc $BM' (as root)" "$err"
 	done
+	got nodir
+	[ "$st" -eq 1 ]
+	[ -z "$out" ]
+	[[ "$err" == "tiexec-binfmt: binfmt_misc is not mounted at $O/nodir and cannot be mounted here ("*"): as root, run 'mount -t binfmt_misc binfmt_misc $O/nodir'" ]]
+	got reg
+	if grep -q failed "$BATS_FILE_TMPDIR/ns-check"; then
+		# No private instance on this kernel: the mount is refused.
+		[ "$st" -eq 1 ]
+		[[ "$err" == "tiexec-binfmt: binfmt_misc is not mounted at $BM and cannot be mounted here ("* ]]
+		return 0
+	fi
+	[ "$st" -eq 0 ]
+	same "binfmt_misc: mounted at $BM
+tiexec: registered, interpreter $TIEXEC, flags POF" "$out"
+	got status2
+	[ "$st" -eq 0 ]
+	same "$(want_status "$TIEXEC")" "$out"
+	[ -z "$err" ]
+}
+
+@test "status warns about a rule registered without O or F (as binfmt-support does)" {
+	in_ns 'printf "%s" ":tiexec:M:0:$H_MAGIC:$H_MASK:$TIEXEC:PF" >"$BM/register" || exit 1
+		cap pf tb status
+		echo -1 >"$BM/tiexec"
+		printf "%s" ":tiexec:M:0:$H_MAGIC:$H_MASK:$TIEXEC:PO" >"$BM/register" || exit 1
+		cap po tb status'
+	got pf
+	[ "$st" -eq 0 ]
+	same "$(want_status "$TIEXEC" | sed 's/^flags POF$/flags PF/')" "$out"
+	same "tiexec-binfmt: warning: flags PF, without O (binfmt-support registers the rule so): a stamped program that its caller may execute but not read (mode 0711) fails with 'Permission denied'; 'tiexec-binfmt register' registers it with POF" "$err"
+	got po
+	[ "$st" -eq 0 ]
+	same "tiexec-binfmt: warning: flags PO, without F: stamped programs in containers and chroots without $TIEXEC fail; 'tiexec-binfmt register' registers it with POF" "$err"
+}
+
+@test "--version: the project's version, from the built script" {
+	run "$BUILD/packaging/tiexec-binfmt" --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^tiexec-binfmt\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 }
 
 @test "register/status without write access: one-line error, status 1" {
