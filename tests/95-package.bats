@@ -55,6 +55,7 @@ setup() {
 	STATE=$BATS_TEST_TMPDIR/state
 	mkdir -p "$STATE"
 	CPID=
+	PGDIR=
 }
 
 # Everything the install test changed goes back, whatever happened.
@@ -70,6 +71,16 @@ teardown() {
 		if present "$p"; then
 			apt-get -o DPkg::Lock::Timeout=300 purge -y -qq "$p" >/dev/null 2>&1 || dpkg --purge --force-all "$p" >/dev/null 2>&1 || true
 		fi
+	done
+	# The distribution-packaged server: stopped, its package's file back.
+	if [ -n "${PGDIR:-}" ] && [ -e "$PGDIR/data/postmaster.pid" ]; then
+		runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDIR/data" -m immediate stop >/dev/null 2>&1 || true
+	fi
+	[ -z "${PGDIR:-}" ] || rm -rf "$PGDIR"
+	local d
+	for d in $(dpkg-divert --list 2>/dev/null | awk '$NF == "tiexec" { print $3 }'); do
+		rm -f "$d"
+		dpkg-divert --quiet --package tiexec --rename --remove "$d" || true
 	done
 	# The rule, whoever left it (the package's prerm should have).
 	if [ -e "$BINFMT/tiexec" ]; then
@@ -172,6 +183,7 @@ stop_waiting() {
 	exec {P[1]}>&-
 	wait "$CPID"
 	CPID=
+	PGDIR=
 }
 
 @test "apt-get install registers the rule, stamped programs run on huge pages; purge removes it all" {
@@ -327,6 +339,122 @@ stop_waiting() {
 	[[ "$stderr" == "tiexec: '$t/big': "*" MiB text on 2 MiB pages"* ]]
 }
 
+@test "the postinst says what registers the rule at boot; loader.conf's capability survives a reinstall" {
+	take_machine
+	run apt-get -o DPkg::Lock::Timeout=300 install -y "$DEB"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# This machine: what will register it at boot, said as it is.
+	local boot
+	if [ -d /run/systemd/system ]; then
+		boot="systemd-binfmt registers it at every boot"
+	elif command -v update-binfmts >/dev/null; then
+		boot="binfmt-support registers it at every boot, with flags PF"
+	else
+		boot="nothing on this host registers it at boot (no systemd, no binfmt-support): run 'tiexec-binfmt register' from its boot scripts"
+	fi
+	grep -qF "tiexec: the rule for stamped programs is registered (" <<<"$output"
+	grep -qF "$boot" <<<"$output"
+	[ -z "$(getcap /usr/libexec/tiexec/tiexec)" ]
+
+	# The opt-in as a setting: applied now, and again after a reinstall
+	# (which writes a new loader file, without the capability).
+	sed -i 's/^capability none$/capability cap_checkpoint_restore/' /etc/tiexec/loader.conf
+	run dpkg-reconfigure tiexec
+	echo "$output"
+	[ "$status" -eq 0 ]
+	getcap /usr/libexec/tiexec/tiexec | grep -q 'cap_checkpoint_restore=ep'
+	local ino
+	ino=$(stat -c %i /usr/libexec/tiexec/tiexec)
+	run apt-get -o DPkg::Lock::Timeout=300 install -y --reinstall "$DEB"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %i /usr/libexec/tiexec/tiexec)" != "$ino" ]
+	getcap /usr/libexec/tiexec/tiexec | grep -q 'cap_checkpoint_restore=ep'
+	# A value it does not know: said, and nothing given.
+	sed -i 's/^capability .*/capability cap_sys_admin/' /etc/tiexec/loader.conf
+	run apt-get -o DPkg::Lock::Timeout=300 install -y --reinstall "$DEB"
+	grep -qF "capability 'cap_sys_admin' is not none, cap_checkpoint_restore or cap_sys_resource: ignored" <<<"$output"
+	[ -z "$(getcap /usr/libexec/tiexec/tiexec)" ]
+}
+
+# pg_up: a throwaway cluster of the packaged postgres, as user postgres,
+# on a unix socket in $PGDIR; prints the postmaster's PID.
+pg_up() {
+	runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w \
+		-o "-k $PGDIR -c listen_addresses=''" start >/dev/null || { cat "$PGDIR/log"; return 1; }
+	runuser -u postgres -- "$PGBIN/psql" -h "$PGDIR" -d postgres -Atc 'select 42' | grep -qx 42
+	head -n 1 "$PGDIR/data/postmaster.pid"
+}
+
+pg_down() {
+	runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDIR/data" -w stop >/dev/null
+}
+
+# huge_mib PID: MiB of the program's own text on 2 MiB pages (tiexec-stat).
+huge_mib() {
+	/usr/bin/tiexec-stat "$1" | awk '$1 == "total" { print $3 }'
+}
+
+@test "a distribution-packaged server (postgresql): kept stamped through its upgrade, given back at purge" {
+	PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+	[ -x "$PGBIN/postgres" ] || skip_unsupported "no postgresql server package (scripts/test installs it)"
+	local pkg P=$PGBIN/postgres pid before
+	pkg=$(dpkg-query -S "$P" | sed -n 's/: .*//p' | head -n 1)
+	take_machine
+	run apt-get -o DPkg::Lock::Timeout=300 install -y "$DEB"
+	[ "$status" -eq 0 ]
+
+	run tiexec-keep add "$P"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	same "$P: stamped copy of $P.tiexec-orig (dpkg-divert)" "$output"
+	dpkg --verify "$pkg"
+	/usr/bin/tiexec-stamp --check "$P"
+
+	# initdb and pg_ctl run the postgres next to them: through the rule.
+	PGDIR=$(mktemp -d /tmp/tiexec-pg.XXXXXX)
+	chmod 755 "$PGDIR"
+	chown postgres: "$PGDIR"
+	runuser -u postgres -- "$PGBIN/initdb" -D "$PGDIR/data" -A trust --no-sync >/dev/null
+	pid=$(pg_up)
+	before=$(huge_mib "$pid")
+	echo "huge before the upgrade: $before MiB"
+	awk -v m="$before" 'BEGIN { exit !(m >= 2) }'
+	pg_down
+
+	# The upgrade (a reinstall where the machine has the newest version):
+	# dpkg writes the diverted name, the trigger makes the copy again.
+	run apt-get -o DPkg::Lock::Timeout=300 install -y --reinstall "$pkg"
+	if [ "$status" -ne 0 ]; then
+		run apt-get -o DPkg::Lock::Timeout=300 install -y "$pkg"
+	fi
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q "Processing triggers for tiexec" <<<"$output"
+	run tiexec-keep status
+	echo "$output"
+	[ "$status" -eq 0 ]
+	dpkg --verify "$pkg"
+	cp "$P" "$PGDIR/copy"
+	/usr/bin/tiexec-stamp --remove "$PGDIR/copy"
+	cmp "$PGDIR/copy" "$P.tiexec-orig"
+	pid=$(pg_up)
+	echo "huge after the upgrade: $(huge_mib "$pid") MiB"
+	awk -v m="$(huge_mib "$pid")" 'BEGIN { exit !(m >= 2) }'
+	pg_down
+
+	# Purge: the package's own file back, nothing diverted, --verify clean.
+	run apt-get -o DPkg::Lock::Timeout=300 purge -y tiexec
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -z "$(dpkg-divert --list | awk '$NF == "tiexec"')" ]
+	[ ! -e "$P.tiexec-orig" ]
+	dpkg --verify "$pkg"
+	run "$P" --version
+	[ "$status" -eq 0 ]
+}
+
 @test "the RPMs install, register the rule and erase cleanly (private namespaces)" {
 	# rpm into an overlay of /usr, with a private binfmt_misc and rpm
 	# database: nothing of the machine is touched.
@@ -353,8 +481,11 @@ stop_waiting() {
 	[ "$status" -ne 90 ] || skip_unsupported "cannot mount a private binfmt_misc (needs Linux >= 6.7)"
 	[ "$status" -ne 91 ] || skip_unsupported "cannot mount overlayfs in a user namespace"
 	[ "$status" -eq 0 ]
-	same "interpreter /usr/libexec/tiexec/tiexec
+	local said="tiexec: the rule for stamped programs is registered; nothing on this host registers it at boot (no systemd): run 'tiexec-binfmt register' from its boot scripts"
+	same "$said
+interpreter /usr/libexec/tiexec/tiexec
 flags: POF
+$said
 after reinstall: 1
 after erase: 0
 0" "$output"
