@@ -25,9 +25,12 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /* Tunables, set by user space between open and load. */
-const volatile __u32 loader_kdev = 0; /* the loader's st_dev, kernel encoding */
-const volatile __u64 loader_ino = 0;
 const volatile bool trace_all_execs = false;
+
+/* The loader files, by inode and device (kernel encoding): user space adds
+ * the new file when a package upgrade replaces the loader, and keeps the
+ * old ones, which binfmt_misc (flag F) and running execs may still use. */
+struct tx_loader_id loaders[TX_LOADERS_MAX];
 
 /* Set by user space after load, once the USDT probes are attached: only
  * then can a loader exit "before its probe fired", or wait for libs. */
@@ -89,10 +92,14 @@ static __always_inline bool is_loader(struct file *f)
 {
 	struct inode *ino = BPF_CORE_READ(f, f_inode);
 
-	if (!ino || loader_ino == 0)
+	if (!ino)
 		return false;
-	return BPF_CORE_READ(ino, i_ino) == loader_ino &&
-	       BPF_CORE_READ(ino, i_sb, s_dev) == loader_kdev;
+	__u64 i_ino = BPF_CORE_READ(ino, i_ino);
+	__u32 s_dev = BPF_CORE_READ(ino, i_sb, s_dev);
+	for (int i = 0; i < TX_LOADERS_MAX; i++)
+		if (loaders[i].ino && loaders[i].ino == i_ino && loaders[i].kdev == s_dev)
+			return true;
+	return false;
 }
 
 /* file: the exec'd file (for binfmt_misc, the interpreter's); bprm NULL

@@ -10,6 +10,9 @@
  * with the libraries its stage after the dynamic linker placed.  Those come
  * after ld.so ran, later than tiexec:loaded: an exec that announced them
  * is held until tiexec:libs, its exit, its next exec, or PENDING_MAX_NS.
+ * The loader's path is checked every second: when a package upgrade puts a
+ * new file there, its inode joins the ones followed (TX_LOADERS_MAX) and
+ * the probes are attached to it too, with a line on stderr.
  *
  * Exit status: 0 done (--duration elapsed, SIGINT, SIGTERM); 1 cannot trace
  * (privileges, no BTF, no loader, the kernel refused the programs); 2 usage
@@ -18,6 +21,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pwd.h>
 #include <linux/capability.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -54,7 +58,11 @@ static struct {
 	const char *loader;
 	unsigned buffer_mib;
 	enum tp_mode tp;
-} opt = { .buffer_mib = 4 };
+	/* Filters: -u, -p, -n, -x. */
+	long uid, pid;     /* -1: any */
+	const char *name;  /* NULL: any */
+	bool failed;
+} opt = { .buffer_mib = 4, .uid = -1, .pid = -1 };
 
 static volatile sig_atomic_t stop;
 static bool usdt_on, libs_on;
@@ -115,8 +123,9 @@ static bool privileged(void)
 
 /* ---- the loader ---- */
 
-/* --loader PATH, else DEFAULT_LOADER, else `tiexec` in PATH. */
-static int find_loader(struct stat *st)
+/* --loader PATH, else DEFAULT_LOADER, else `tiexec` in PATH: its stat in
+ * st, the path as given (to watch) in given, resolved in loader_path. */
+static int find_loader(struct stat *st, char *given, size_t given_size)
 {
 	const char *p = opt.loader;
 	char buf[PATH_MAX];
@@ -153,6 +162,7 @@ static int find_loader(struct stat *st)
 		err("%s: %s", p, strerror(errno));
 		return -1;
 	}
+	snprintf(given, given_size, "%s", p);
 	return 0;
 }
 
@@ -356,15 +366,21 @@ static void json_libs(const struct row *r)
 		fputs("null", stdout);
 }
 
-/* The table: one line per library under its exec's, the program column
- * "+ PATH". */
-static void table_line(const char *t, const struct row *r, const char *program, const char *strat,
-		       const char *huge, const char *small4k, const char *ms, const char *note)
+/* The table: fixed-width columns first, the program (of any length) and
+ * its note last, so that long paths do not shift the columns; one line per
+ * library under its exec's, the program column "+ PATH". */
+#define TABLE_FMT "%-8s  %-7s %-5s %-12s %-11s %-9s %-8s %-7s %s"
+
+static void table_line(const char *t, const struct row *r, const char *via, const char *program,
+		       const char *strat, const char *huge, const char *small4k, const char *ms, const char *note)
 {
-	char line[8 * TX_PATH_BYTES], pbuf[4 * TX_PATH_BYTES + 8], nbuf[4 * (TX_REASON_BYTES + 160) + 1];
-	int n = snprintf(line, sizeof(line), "%-8s  %-7u %-5u %-26s %-9s %-9s %-8s %-7s %s", t, r->pid, r->uid,
-			 printable(program, pbuf, sizeof(pbuf)), strat, huge, small4k, ms,
-			 printable(note, nbuf, sizeof(nbuf)));
+	char line[8 * PATH_MAX], pbuf[4 * (PATH_MAX + TX_PATH_BYTES) + 8], nbuf[4 * (TX_REASON_BYTES + 160) + 1];
+	char pid[16], uid[16];
+	snprintf(pid, sizeof(pid), "%u", r->pid);
+	snprintf(uid, sizeof(uid), "%u", r->uid);
+	int n = snprintf(line, sizeof(line), TABLE_FMT "%s%s%s", t, pid, uid, via, strat, huge, small4k, ms,
+			 printable(program, pbuf, sizeof(pbuf)), note[0] ? "  (" : "",
+			 printable(note, nbuf, sizeof(nbuf)), note[0] ? ")" : "");
 	if (n > (int)sizeof(line) - 1)
 		n = (int)sizeof(line) - 1;
 	while (n > 0 && line[n - 1] == ' ')
@@ -388,15 +404,63 @@ static void table_libs(const struct row *r)
 		note[0] = 0;
 		if (b->p.has_reason)
 			snprintf(note, sizeof(note), "fallback: %.*s", TX_REASON_BYTES, b->p.reason);
-		table_line("", r, prog, strat, huge, small4k, "-", note);
+		table_line("", r, "", prog, strat, huge, small4k, "-", note);
 	}
 }
 
 static void print_header(void)
 {
 	if (!opt.json)
-		printf("%-8s  %-7s %-5s %-26s %-9s %-9s %-8s %-7s %s\n", "TIME", "PID", "UID", "PROGRAM",
-		       "STRATEGY", "HUGE", "4K", "TIME", "NOTE");
+		printf(TABLE_FMT "\n", "TIME", "PID", "UID", "VIA", "STRATEGY", "HUGE", "4K", "LOADER",
+		       "PROGRAM (NOTE)");
+}
+
+/* -u, -p, -n, -x: whether the row is wanted.  -p matches the pid and its
+ * parent (a service's children), -n the command name or the program's
+ * file name (a part of either), -x an exec that did not get all it asked
+ * for: no outcome, a failure, a plain run, or a fallback (its own or a
+ * library's). */
+static bool wanted(const struct row *r)
+{
+	if (opt.uid >= 0 && r->uid != (uint32_t)opt.uid)
+		return false;
+	if (opt.pid >= 0 && r->pid != (uint32_t)opt.pid && r->ppid != (uint32_t)opt.pid)
+		return false;
+	if (opt.name) {
+		const char *base = strrchr(r->program, '/');
+		if (!strstr(r->comm, opt.name) && !strstr(base ? base + 1 : r->program, opt.name))
+			return false;
+	}
+	if (opt.failed) {
+		bool bad = strcmp(r->outcome, "loaded") != 0 || !strncmp(r->note, "fallback:", 9) ||
+			   (r->libs && r->libs->why[0]);
+		for (unsigned i = 0; !bad && r->libs && i < r->libs->n; i++)
+			bad = r->libs->v[i].p.has_reason;
+		if (!bad)
+			return false;
+	}
+	return true;
+}
+
+/* A program path as typed ("./server", "bin/x") made absolute with the
+ * process's working directory, while it still runs; else as it was. */
+static const char *absolute(const struct row *r, char *buf, size_t n)
+{
+	char link[64], cwd[PATH_MAX];
+	ssize_t len;
+
+	if (r->program[0] == '/' || !strchr(r->program, '/'))
+		return r->program;
+	snprintf(link, sizeof(link), "/proc/%u/cwd", r->pid);
+	len = readlink(link, cwd, sizeof(cwd) - 1);
+	if (len <= 0)
+		return r->program;
+	cwd[len] = 0;
+	const char *rel = r->program;
+	while (rel[0] == '.' && rel[1] == '/')
+		rel += 2;
+	snprintf(buf, n, "%s%s%s", cwd, len > 1 ? "/" : "", rel);
+	return buf;
 }
 
 static void emit(const struct row *r)
@@ -408,7 +472,11 @@ static void emit(const struct row *r)
 	const char *strategy = known_strategy ? strategy_names[r->strategy] : NULL;
 	const char *used = used_mechanism(r);
 	uint64_t small = r->sizes && r->text > r->huge ? r->text - r->huge : 0;
+	char abs[PATH_MAX + TX_PATH_BYTES];
+	const char *program = absolute(r, abs, sizeof(abs));
 
+	if (!wanted(r))
+		return;
 	nrows++;
 	if (opt.json) {
 		char iso[64];
@@ -419,7 +487,7 @@ static void emit(const struct row *r)
 		       r->ppid, r->uid);
 		json_str(stdout, r->comm);
 		fputs(",\"program\":", stdout);
-		json_str(stdout, r->program);
+		json_str(stdout, program);
 		fputs(",\"via\":", stdout);
 		json_str(stdout, r->via);
 		fputs(",\"outcome\":", stdout);
@@ -462,7 +530,7 @@ static void emit(const struct row *r)
 			snprintf(ms, sizeof(ms), "-");
 		snprintf(note, sizeof(note), "%s%s%s", r->note,
 			 r->note[0] && r->libs && r->libs->why[0] ? "; " : "", r->libs ? r->libs->why : "");
-		table_line(t, r, r->program, strat, huge, small4k, ms, note);
+		table_line(t, r, r->via, program, strat, huge, small4k, ms, note);
 		table_libs(r);
 	}
 	if (ferror(stdout))
@@ -875,15 +943,21 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: " PROG " [--json] [--all] [--duration SECONDS] [--loader PATH]\n"
 		"                    [--buffer-mib N] [--tracepoint auto|btf|classic] [-v]\n"
+		"                    [-u UID|USER] [-p PID] [-n NAME] [-x]\n"
 		"Shows the programs started through tiexec and what the loader did.\n"
 		"  --json              one JSON object per line (and a final {\"dropped\":N})\n"
 		"  --all               also execs that did not go through tiexec\n"
+		"  -u, --uid UID|USER  only execs by this user\n"
+		"  -p, --pid PID       only execs by this process or its children\n"
+		"  -n, --name NAME     only programs whose name or command contains NAME\n"
+		"  -x, --failed        only execs that fell back, ran plainly or failed\n"
 		"  --duration SECONDS  stop after SECONDS (default: at SIGINT or SIGTERM)\n"
 		"  --loader PATH       the loader to watch (default " DEFAULT_LOADER ",\n"
 		"                      else tiexec in PATH)\n"
 		"  --buffer-mib N      ring buffer size, a power of two (default 4)\n"
 		"  --tracepoint MODE   sched_process_exec flavour (default auto: BTF, else classic)\n"
 		"  -v, --verbose       libbpf's messages\n"
+		"      --version       the version\n"
 		"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n");
 }
 
@@ -896,7 +970,7 @@ static uint64_t read_dropped(struct tiexec_trace_bpf *skel)
 	return v;
 }
 
-static struct tiexec_trace_bpf *open_and_load(const struct stat *st, bool btf)
+static struct tiexec_trace_bpf *open_and_load(bool btf)
 {
 	struct tiexec_trace_bpf *skel = tiexec_trace_bpf__open();
 	int e;
@@ -905,8 +979,6 @@ static struct tiexec_trace_bpf *open_and_load(const struct stat *st, bool btf)
 		err("cannot open the eBPF object: %s", strerror(errno));
 		return NULL;
 	}
-	skel->rodata->loader_kdev = (major(st->st_dev) << 20) | minor(st->st_dev);
-	skel->rodata->loader_ino = st->st_ino;
 	skel->rodata->trace_all_execs = opt.all;
 	bpf_map__set_max_entries(skel->maps.events, opt.buffer_mib << 20);
 	bpf_program__set_autoload(skel->progs.exec_btf, btf);
@@ -924,46 +996,99 @@ static struct tiexec_trace_bpf *open_and_load(const struct stat *st, bool btf)
 	return skel;
 }
 
-static int attach_usdt(struct tiexec_trace_bpf *skel)
-{
-	struct bpf_link *l;
+/* The loader files followed: the path as given (checked every second),
+ * the identities given to the kernel side, and the probes' links. */
+struct watch {
+	char path[PATH_MAX]; /* as given, or found (find_loader) */
+	dev_t dev;
+	ino_t ino;           /* of the newest file */
+	unsigned nfiles;     /* files followed so far */
+	bool gone_said;
+	struct bpf_link *links[TX_LOADERS_MAX][4];
+};
 
-	l = bpf_program__attach_usdt(skel->progs.loaded, -1, loader_path, "tiexec", "loaded", NULL);
-	if (!l) {
+/* The USDT probes of the loader file at path, links into l[4].  0 when
+ * tiexec:loaded is attached (the others are optional); -1 with a line
+ * on stderr. */
+static int attach_usdt(struct tiexec_trace_bpf *skel, const char *path, struct bpf_link *l[4])
+{
+	l[0] = bpf_program__attach_usdt(skel->progs.loaded, -1, path, "tiexec", "loaded", NULL);
+	if (!l[0]) {
 		int e = errno;
 		err("cannot attach to the tiexec:loaded probe of %s (%s%s): reporting execs without their "
 		    "outcome",
-		    loader_path, strerror(e),
+		    path, strerror(e),
 		    e == ENOENT		   ? "; built without <sys/sdt.h>?"
 		    : e == EACCES || e == EPERM ? "; uprobes need CAP_SYS_ADMIN"
 						: "");
 		return -1;
 	}
-	skel->links.loaded = l;
 	/* tiexec:direct is optional: without it those execs show as "no outcome seen". */
-	l = bpf_program__attach_usdt(skel->progs.direct, -1, loader_path, "tiexec", "direct", NULL);
-	if (l)
-		skel->links.direct = l;
-	else
-		err("cannot attach to the tiexec:direct probe of %s (%s)", loader_path, strerror(errno));
+	l[1] = bpf_program__attach_usdt(skel->progs.direct, -1, path, "tiexec", "direct", NULL);
+	if (!l[1])
+		err("cannot attach to the tiexec:direct probe of %s (%s)", path, strerror(errno));
 	/* tiexec:lib and tiexec:libs: a loader from before the libraries stage
 	 * has neither, and its loaded probe never announces them. */
-	struct bpf_link *lib = bpf_program__attach_usdt(skel->progs.lib, -1, loader_path, "tiexec", "lib", NULL);
-	struct bpf_link *end =
-		lib ? bpf_program__attach_usdt(skel->progs.libs, -1, loader_path, "tiexec", "libs", NULL) : NULL;
-	if (lib && end) {
-		skel->links.lib = lib;
-		skel->links.libs = end;
+	l[2] = bpf_program__attach_usdt(skel->progs.lib, -1, path, "tiexec", "lib", NULL);
+	l[3] = l[2] ? bpf_program__attach_usdt(skel->progs.libs, -1, path, "tiexec", "libs", NULL) : NULL;
+	if (l[2] && l[3]) {
 		libs_on = true;
 	} else {
 		int e = errno;
-		bpf_link__destroy(lib);
+		bpf_link__destroy(l[2]);
+		l[2] = NULL;
 		if (e != ENOENT)
 			err("cannot attach to the tiexec:lib and tiexec:libs probes of %s (%s): reporting execs "
 			    "without their libraries",
-			    loader_path, strerror(e));
+			    path, strerror(e));
 	}
 	return 0;
+}
+
+/* Follows the loader file st (the newest one at w->path): its identity to
+ * the kernel side, in the slot of the oldest when all are taken, and its
+ * probes attached.  Returns whether the probes are. */
+static bool follow(struct tiexec_trace_bpf *skel, struct watch *w, const struct stat *st)
+{
+	unsigned k = w->nfiles++ % TX_LOADERS_MAX;
+	char real[PATH_MAX];
+
+	for (unsigned i = 0; i < 4; i++) {
+		bpf_link__destroy(w->links[k][i]);
+		w->links[k][i] = NULL;
+	}
+	w->dev = st->st_dev;
+	w->ino = st->st_ino;
+	skel->bss->loaders[k].ino = st->st_ino;
+	skel->bss->loaders[k].kdev = (major(st->st_dev) << 20) | minor(st->st_dev);
+	return attach_usdt(skel, realpath(w->path, real) ? real : w->path, w->links[k]) == 0;
+}
+
+/* Once a second: a new file at the loader's path (a package upgrade) is
+ * followed too, and said so; a missing one is said once. */
+static void watch_check(struct tiexec_trace_bpf *skel, struct watch *w)
+{
+	struct stat st;
+
+	if (stat(w->path, &st) != 0 || !S_ISREG(st.st_mode)) {
+		if (!w->gone_said)
+			err("the loader %s is gone: following the files it had until one is back", w->path);
+		w->gone_said = true;
+		return;
+	}
+	w->gone_said = false;
+	if (st.st_dev == w->dev && st.st_ino == w->ino)
+		return;
+	bool probes = follow(skel, w, &st);
+	err("the loader %s is a new file (inode %llu, was a reinstall or an upgrade?): following it too%s",
+	    w->path, (unsigned long long)st.st_ino, probes ? "" : ", without its probes");
+}
+
+static void watch_close(struct watch *w)
+{
+	for (unsigned k = 0; k < TX_LOADERS_MAX; k++)
+		for (unsigned i = 0; i < 4; i++)
+			bpf_link__destroy(w->links[k][i]);
 }
 
 int main(int argc, char **argv)
@@ -976,16 +1101,22 @@ int main(int argc, char **argv)
 		{ "buffer-mib", required_argument, NULL, 'b' },
 		{ "tracepoint", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "uid", required_argument, NULL, 'u' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "failed", no_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static struct watch w;
 	struct tiexec_trace_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
 	struct stat st;
 	char *end;
 	int c, status = 1;
 
-	while ((c = getopt_long(argc, argv, "vh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "vhu:p:n:x", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			opt.json = true;
@@ -1028,6 +1159,37 @@ int main(int argc, char **argv)
 		case 'v':
 			opt.verbose = true;
 			break;
+		case 'u': {
+			struct passwd *pw = getpwnam(optarg);
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (pw)
+				opt.uid = (long)pw->pw_uid;
+			else if (end != optarg && !*end && v <= UINT32_MAX)
+				opt.uid = (long)v;
+			else {
+				err("--uid: not a user name or number: %s", optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'p': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (end == optarg || *end || v == 0 || v > UINT32_MAX) {
+				err("--pid: not a process ID: %s", optarg);
+				return 2;
+			}
+			opt.pid = (long)v;
+			break;
+		}
+		case 'n':
+			opt.name = optarg;
+			break;
+		case 'x':
+			opt.failed = true;
+			break;
+		case 'V':
+			printf(PROG " %s\n", TIEXEC_VERSION);
+			return 0;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -1051,19 +1213,25 @@ int main(int argc, char **argv)
 		    "CONFIG_DEBUG_INFO_BTF");
 		return 1;
 	}
-	if (find_loader(&st) != 0)
+	if (find_loader(&st, w.path, sizeof(w.path)) != 0)
 		return 1;
 
 	libbpf_set_print(libbpf_print);
 	if (opt.tp != TP_CLASSIC)
-		skel = open_and_load(&st, true);
+		skel = open_and_load(true);
 	if (!skel && opt.tp != TP_BTF) {
 		if (opt.tp == TP_AUTO && opt.verbose)
 			err("BTF tracepoints unavailable: trying the classic ones");
-		skel = open_and_load(&st, false);
+		skel = open_and_load(false);
 	}
 	if (!skel)
 		return 1;
+
+	/* The loader's identity before the exec tracepoint, so that no exec
+	 * of it goes unseen; its probes with it. */
+	usdt_on = follow(skel, &w, &st);
+	skel->bss->usdt_attached = usdt_on;
+	skel->bss->libs_attached = libs_on;
 
 	struct bpf_program *exec_p = skel->progs.exec_btf, *exit_p = skel->progs.exit_btf;
 	if (!bpf_program__autoload(exec_p)) {
@@ -1086,9 +1254,6 @@ int main(int argc, char **argv)
 		err("cannot attach to sched_process_exit: %s", strerror(errno));
 		goto out;
 	}
-	usdt_on = attach_usdt(skel) == 0;
-	skel->bss->usdt_attached = usdt_on;
-	skel->bss->libs_attached = libs_on;
 
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle, NULL, NULL);
 	if (!rb) {
@@ -1125,6 +1290,7 @@ int main(int argc, char **argv)
 			break;
 		if (now - last_check >= 1000000000ull) {
 			last_check = now;
+			watch_check(skel, &w);
 			flush_pending(false);
 			uint64_t d = read_dropped(skel);
 			if (d != drops_seen) {
@@ -1144,6 +1310,7 @@ int main(int argc, char **argv)
 	status = 0;
 out:
 	ring_buffer__free(rb);
+	watch_close(&w);
 	tiexec_trace_bpf__destroy(skel);
 	return status;
 }

@@ -8,6 +8,7 @@
 #define TX_PATH_BYTES 256   /* paths longer than this are cut */
 #define TX_ARGS_BYTES 256   /* a power of two; the first 255 bytes of a command line */
 #define TX_REASON_BYTES 128 /* the loader's reasons are short static strings */
+#define TX_LOADERS_MAX 4    /* loader files followed across upgrades, oldest dropped */
 
 enum tx_kind {
 	TX_EV_EXEC = 1,   /* sched_process_exec */
@@ -28,6 +29,13 @@ enum tx_kind {
 #include "../interp/probes.h"
 
 /* The identity of a task, filled in by every probe. */
+/* A loader file: inode, and device in the kernel's encoding. */
+struct tx_loader_id {
+	__u64 ino;
+	__u32 kdev;
+	__u32 pad;
+};
+
 struct tx_task {
 	__u32 kind;
 	__u32 pid; /* tgid */

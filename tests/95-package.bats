@@ -482,6 +482,7 @@ huge_mib() {
 	[ "$status" -ne 91 ] || skip_unsupported "cannot mount overlayfs in a user namespace"
 	[ "$status" -eq 0 ]
 	local said="tiexec: the rule for stamped programs is registered; nothing on this host registers it at boot (no systemd): run 'tiexec-binfmt register' from its boot scripts"
+	[ ! -d /run/systemd/system ] || said="tiexec: the rule for stamped programs is registered; systemd-binfmt registers it at every boot"
 	same "$said
 interpreter /usr/libexec/tiexec/tiexec
 flags: POF
