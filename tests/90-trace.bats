@@ -40,9 +40,11 @@ setup() {
 	LOADER=$BATS_FILE_TMPDIR/bin/tiexec
 	export LOADER
 	TRACE_PID=
+	S=
 }
 
 teardown() {
+	[ -z "${S:-}" ] || rm -rf "$S"
 	if [ -n "${TC:-}" ]; then
 		mountpoint -q "$TC/text" && umount "$TC/text"
 		rm -rf "$TC"
@@ -163,9 +165,9 @@ first_line() {
 	stop_trace TERM
 	local big
 	big=$(first_line "$O/big")
-	same "TIME      PID     UID   PROGRAM                    STRATEGY  HUGE      4K       TIME    NOTE" \
+	same "TIME      PID     UID   VIA          STRATEGY    HUGE      4K       LOADER  PROGRAM (NOTE)" \
 		"$(head -n 1 "$O/out")"
-	grep -E "^[0-9]{2}:[0-9]{2}:[0-9]{2}  $big +0 +${FIXTURES//./\\.}/bigtext-pie +[a-z:]+ +[0-9]+\.[0-9]MiB +([0-9]+\.[0-9]MiB|<0\.1MiB|0) +[0-9]+\.[0-9]ms$" "$O/out"
+	grep -E "^[0-9]{2}:[0-9]{2}:[0-9]{2}  $big +0 +command-line +[a-z:]+ +[0-9]+\.[0-9]MiB +([0-9]+\.[0-9]MiB|<0\.1MiB|0) +[0-9]+\.[0-9]ms +${FIXTURES//./\\.}/bigtext-pie$" "$O/out"
 	grep -qE '^tiexec-trace: [0-9]+ events, 0 dropped$' "$O/err"
 }
 
@@ -304,9 +306,9 @@ first_line() {
 	local pid
 	pid=$(first_line "$O/bl")
 	cat "$O/out"
-	grep -A1 -E "^[0-9]{2}:[0-9]{2}:[0-9]{2}  $pid +0 +${L//./\\.}/bl +thp " "$O/out" >"$O/rows"
+	grep -A1 -E "^[0-9]{2}:[0-9]{2}:[0-9]{2}  $pid +0 +command-line +thp .* ${L//./\\.}/bl( |$)" "$O/out" >"$O/rows"
 	[ "$(wc -l <"$O/rows")" -eq 2 ]
-	grep -qE "^ {10}$pid +0 +\+ ${L//./\\.}/libbl\.so +thp +1[0-9]\.[0-9]MiB +[0-9]+\.[0-9]MiB +-$" "$O/rows"
+	grep -qE "^ {10}$pid +0 +thp +1[0-9]\.[0-9]MiB +[0-9]+\.[0-9]MiB +- +\+ ${L//./\\.}/libbl\.so$" "$O/rows"
 }
 
 @test "trace: why a library is not on huge pages: THP never with --strategy=thp, ld.so failing" {
@@ -445,4 +447,95 @@ first_line() {
 	[ "$n" -lt 1000 ]
 	[ $((n + dropped)) -ge 1000 ]
 	grep -qE "^tiexec-trace: [0-9]+ events, $dropped dropped$" "$O/err"
+}
+
+@test "trace: --version; long and relative program paths: made absolute, the columns stay put" {
+	run "$TRACE" --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^tiexec-trace\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	local deep=$O/a-directory-with-a-long-name/and-another-one-below-it/and-a-third-to-make-it-long
+	mkdir -p "$deep"
+	cp "$FIXTURES/probe-pie" "$deep/probe"
+	cp "$FIXTURES/probe-pie" "$O/rel"
+	start_trace --loader "$LOADER"
+	"$LOADER" "$deep/probe" >/dev/null
+	(cd "$O" && "$LOADER" ./rel >/dev/null)
+	stop_trace TERM
+	cat "$O/out"
+	# Every column before the program starts where the header's does.
+	local at
+	at=$(head -n 1 "$O/out" | awk '{ print index($0, "PROGRAM") }')
+	[ "$(grep -c " $deep/probe" "$O/out")" -eq 1 ]
+	[ "$(grep " $deep/probe" "$O/out" | awk '{ print index($0, "/") }')" -eq "$at" ]
+	[ "$(grep -c " $O/rel" "$O/out")" -eq 1 ]
+	[ "$(grep " $O/rel" "$O/out" | awk '{ print index($0, "/") }')" -eq "$at" ]
+}
+
+@test "trace: filters -u, -p, -n and -x pick the rows" {
+	command -v setpriv >/dev/null || skip_unsupported "setpriv (util-linux) is not installed"
+	# Where uid 65534 can reach: a directory under /tmp (bats' are private).
+	S=$(mktemp -d /tmp/tiexec-trace.XXXXXX)
+	chmod 755 "$S"
+	cp "$LOADER" "$S/tiexec"
+	cp "$FIXTURES/probe-pie" "$S/alpha"
+	cp "$FIXTURES/probe-pie" "$S/beta"
+	# run_all ARGS: "PROGRAM OUTCOME" of the rows the tracer with ARGS shows
+	# for the same four execs: root's alpha and beta, nobody's alpha, and
+	# bigtext with --strategy=hugetlb and no pool (a fallback).
+	run_all() {
+		start_trace --json --loader "$S/tiexec" "$@"
+		"$S/tiexec" "$S/alpha" >/dev/null
+		"$S/tiexec" "$S/beta" >/dev/null
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$S/tiexec" "$S/alpha" >/dev/null
+		"$S/tiexec" --strategy=hugetlb "$FIXTURES/bigtext-pie" report >/dev/null
+		stop_trace TERM
+		grep -v dropped "$O/out" | sed -E 's/.*"uid":([0-9]+).*"program":"([^"]*)".*"outcome":"([^"]*)".*/\2 \3 \1/' | LC_ALL=C sort
+	}
+	local big=$FIXTURES/bigtext-pie
+	run run_all
+	same "$(printf '%s\n' "$big loaded 0" "$S/alpha loaded 0" "$S/alpha loaded 65534" "$S/beta loaded 0" | LC_ALL=C sort)" "$output"
+	run run_all -u 65534
+	same "$S/alpha loaded 65534" "$output"
+	run run_all --uid nobody
+	same "$S/alpha loaded 65534" "$output"
+	run run_all -n beta
+	same "$S/beta loaded 0" "$output"
+	run run_all -x
+	same "$big loaded 0" "$output"
+	# -p: the process and its children, not its grandchildren.
+	start_trace --json --loader "$S/tiexec" -p "$$"
+	"$S/tiexec" "$S/beta" >/dev/null
+	sh -c '"$1" "$2"' sh "$S/tiexec" "$S/alpha" >/dev/null
+	stop_trace TERM
+	[ "$(grep -c '"program"' "$O/out")" -eq 1 ]
+	grep -q "\"program\":\"$S/beta\"" "$O/out"
+	run "$TRACE" --pid x
+	[ "$status" -eq 2 ]
+	run "$TRACE" -u no-such-user-here
+	[ "$status" -eq 2 ]
+}
+
+@test "trace: the loader replaced under it (an upgrade): said, and followed" {
+	local L=$O/bin/tiexec
+	mkdir -p "$O/bin"
+	cp "$LOADER" "$L"
+	start_trace --json --loader "$L"
+	sh -c 'echo $$; exec "$1" "$2"' sh "$L" "$FIXTURES/probe-pie" >"$O/before"
+	cp "$LOADER" "$L.new"
+	mv "$L.new" "$L"
+	local i
+	for ((i = 0; i < 50; i++)); do
+		grep -q "is a new file" "$O/err" && break
+		sleep 0.1
+	done
+	sh -c 'echo $$; exec "$1" "$2"' sh "$L" "$FIXTURES/probe-pie" >"$O/after"
+	stop_trace TERM
+	cat "$O/err"
+	grep -qE "^tiexec-trace: the loader $L is a new file \(inode [0-9]+, was a reinstall or an upgrade\?\): following it too$" "$O/err"
+	for f in before after; do
+		local line
+		line=$(events_of pid "$(first_line "$O/$f")")
+		[ -n "$line" ] || { echo "no event for $f"; return 1; }
+		[ "$(field outcome "$line")" = loaded ]
+	done
 }
