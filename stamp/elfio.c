@@ -74,17 +74,23 @@ static void soname_read(Elf *elf, uint64_t strtab, uint64_t at, char *out, size_
 	}
 }
 
-/* An executable segment's file-backed bytes [v, v + filesz): counted in
- * f->text, and its whole 2 MiB-aligned pieces in f->text_huge (the loader
- * puts a PIE at a 2 MiB-aligned base, so addresses keep their offset). */
-static void text_add(struct elf_facts *f, uint64_t v, uint64_t filesz)
+/* An executable segment's file-backed bytes [v, v + filesz) at offset
+ * off: counted in f->text, its whole 2 MiB-aligned pieces in f->text_huge
+ * and the pieces it touches in f->text_round (the loader puts a PIE at a
+ * 2 MiB-aligned base, so addresses keep their offset). */
+static void text_add(struct elf_facts *f, uint64_t v, uint64_t filesz, uint64_t off)
 {
 	const uint64_t huge = 2ULL << 20;
 	uint64_t lo = (v + huge - 1) & ~(huge - 1), hi = (v + filesz) & ~(huge - 1);
 
+	if (!filesz || v + filesz < v)
+		return;
 	f->text += filesz;
-	if (v + filesz >= v && hi > lo)
+	if (hi > lo)
 		f->text_huge += hi - lo;
+	f->text_round += ((v + filesz + huge - 1) & ~(huge - 1)) - (v & ~(huge - 1));
+	if ((v - off) & (huge - 1))
+		f->text_incongruent = 1;
 }
 
 /* DF_1_PIE and DT_SONAME from the dynamic segment ph. */
@@ -201,7 +207,7 @@ int elf_facts_read(const unsigned char *buf, size_t len, struct elf_facts *f, ch
 		if (ph.p_type == PT_DYNAMIC)
 			dyn_scan(elf, &ph, f);
 		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
-			text_add(f, ph.p_vaddr, ph.p_filesz);
+			text_add(f, ph.p_vaddr, ph.p_filesz, ph.p_offset);
 	}
 
 	/* Sections: only when the header fields are the plain kind (no

@@ -21,6 +21,8 @@ struct elf_facts {
 	char soname[64];             /* DT_SONAME's name ("" if none; "?" unreadable) */
 	uint64_t text;               /* bytes of file-backed executable segments */
 	uint64_t text_huge;          /* ... of them in whole 2 MiB-aligned pieces */
+	uint64_t text_round;         /* the 2 MiB pieces they touch (--round-out) */
+	int text_incongruent;        /* one's p_offset differs from p_vaddr mod 2 MiB */
 	uint64_t seg_end;            /* the largest p_offset + p_filesz */
 	uint64_t shoff;              /* e_shoff, e_shnum, e_shstrndx, e_shentsize (raw) */
 	uint16_t shnum, shstrndx, shentsize;

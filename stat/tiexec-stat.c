@@ -11,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "perfmap.h"
 #include "smaps.h"
 #include "textcache.h"
+#include "verdict.h"
 
 /* The shared text cache's directory (the loader's TIEXEC_CACHE moves it):
  * its entries are the text tiexec mapped from it. */
@@ -38,6 +40,8 @@ enum { ST_OK = 0, ST_FAILED = 1, ST_USAGE = 2 };
 static const char usage[] =
 	"Usage: tiexec-stat [--json] PID...\n"
 	"       tiexec-stat --perf-map PID...\n"
+	"       tiexec-stat --advise PROG...\n"
+	"       tiexec-stat --check PID|PROG...\n"
 	"\n"
 	"For each executable mapping of each process (the program, its shared\n"
 	"libraries, anonymous text such as tiexec's copies): its size, how much of it\n"
@@ -53,11 +57,20 @@ static const char usage[] =
 	"                 functions in copied text (anonymous memory that holds a\n"
 	"                 piece of a file's text, as tiexec --strategy=thp makes),\n"
 	"                 from the symbol tables of the files; one line per copy\n"
+	"      --advise   for programs: what each strategy would put on 2 MiB pages\n"
+	"                 on this machine, what it costs in memory, and why not\n"
+	"      --check    is a stamped program, running (PID) or about to run (PROG),\n"
+	"                 on 2 MiB pages?  One line each; exit status 1 if one is not\n"
 	"  -h, --help     this text\n"
 	"      --version  the version\n"
 	"\n"
+	"ALIGNED is counted at the mapping's addresses: for a program the kernel\n"
+	"placed at an address that is not 2 MiB-aligned it is less than tiexec gives\n"
+	"(tiexec chooses an aligned one); --advise says what tiexec would give.\n"
+	"\n"
 	"Exit status: 0 all reported, 1 some process missing or not readable (one line\n"
-	"on stderr each; the others are still reported), 2 a usage error.\n";
+	"on stderr each; the others are still reported; --check: one is not on 2 MiB\n"
+	"pages), 2 a usage error.\n";
 
 static int bad_usage(const char *fmt, const char *arg)
 {
@@ -313,7 +326,57 @@ static void print_json(long pid, const char *comm, const char *exe, const struct
 	       t.aligned_kb, t.cache_kb);
 }
 
-enum mode { M_HUMAN, M_JSON, M_PERF_MAP };
+enum mode { M_HUMAN, M_JSON, M_PERF_MAP, M_CHECK };
+
+/* The program a process runs: /proc/PID/exe, unless that names tiexec (an
+ * ordinary user's process without the opt-in), then the TIEXEC_EXE hint
+ * tiexec left in its environment.  malloc'ed; "" if unknown. */
+static char *program_of(long pid)
+{
+	char path[64], *exe, *env;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
+	exe = read_exe(path);
+	const char *base = strrchr(exe, '/');
+	if (!base || strncmp(base + 1, "tiexec", 6) != 0)
+		return exe;
+	snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+	if (read_all(path, &env, &len) != 0)
+		return exe;
+	/* TIEXEC_EXE=PID:/absolute/path, for this PID (a child's is stale). */
+	char want[32];
+	int wn = snprintf(want, sizeof(want), "TIEXEC_EXE=%ld:", pid);
+	for (size_t i = 0; i < len; i += strlen(env + i) + 1)
+		if (!strncmp(env + i, want, (size_t)wn)) {
+			free(exe);
+			exe = strdup(env + i + wn);
+			break;
+		}
+	free(env);
+	return exe;
+}
+
+/* kB of prog's own text on 2 MiB pages: its file mappings, tiexec's copies
+ * of it ([anon:tiexec:PROG]) and its text cache entry. */
+static uint64_t program_huge_kb(const struct smaps *s, const char *prog)
+{
+	char anon[PATH_MAX + 32], entry[PATH_MAX + TEXTCACHE_NAME_MAX] = "", name[TEXTCACHE_NAME_MAX];
+	struct statx st;
+	uint64_t kb = 0;
+
+	snprintf(anon, sizeof(anon), "[anon:tiexec:%s]", prog);
+	if (*cache_dir && statx(AT_FDCWD, prog, 0, STATX_BASIC_STATS, &st) == 0 &&
+	    textcache_name(&st, name, sizeof(name)))
+		snprintf(entry, sizeof(entry), "%s/%s", cache_dir, name);
+	for (size_t i = 0; i < s->n; i++) {
+		const struct smaps_map *m = &s->map[i];
+		if (smaps_is_exec(m) && (!strcmp(m->path, prog) || !strcmp(m->path, anon) ||
+					 (*entry && !strcmp(m->path, entry))))
+			kb += smaps_huge_kb(m);
+	}
+	return kb;
+}
 
 static int report(long pid, enum mode mode, int first)
 {
@@ -351,6 +414,15 @@ static int report(long pid, enum mode mode, int first)
 		fprintf(stderr, "tiexec-stat: %ld: %s\n", pid, err);
 		return ST_FAILED;
 	}
+	if (mode == M_CHECK) {
+		char *prog = program_of(pid);
+		int r = *prog ? check_running(pid, prog, program_huge_kb(&s, prog), cache_dir) : 1;
+		if (!*prog)
+			printf("%ld: cannot tell which program it runs\n", pid);
+		free(prog);
+		smaps_free(&s);
+		return r ? ST_FAILED : ST_OK;
+	}
 	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
 	char *comm = read_comm(path);
 	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
@@ -374,15 +446,17 @@ int main(int argc, char **argv)
 
 	if (cd)
 		cache_dir = cd;
-	enum { O_JSON = 256, O_PERF_MAP, O_VERSION };
+	enum { O_JSON = 256, O_PERF_MAP, O_VERSION, O_ADVISE, O_CHECK };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "perf-map", no_argument, NULL, O_PERF_MAP },
+		{ "advise", no_argument, NULL, O_ADVISE },
+		{ "check", no_argument, NULL, O_CHECK },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	int json = 0, perf_map = 0, c, status = ST_OK, first = 1;
+	int json = 0, perf_map = 0, advise = 0, check = 0, c, status = ST_OK, first = 1;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -392,6 +466,12 @@ int main(int argc, char **argv)
 			break;
 		case O_PERF_MAP:
 			perf_map = 1;
+			break;
+		case O_ADVISE:
+			advise = 1;
+			break;
+		case O_CHECK:
+			check = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -403,10 +483,21 @@ int main(int argc, char **argv)
 			return bad_usage("bad option: '%s'", argv[optind - 1]);
 		}
 	}
-	if (json && perf_map)
-		return bad_usage("%s", "--json and --perf-map do not go together");
+	if (json + perf_map + advise + check > 1)
+		return bad_usage("%s", "--json, --perf-map, --advise and --check do not go together");
 	if (optind >= argc)
-		return bad_usage("%s", "no PID given");
+		return bad_usage("%s", advise ? "no PROG given" : "no PID given");
+	if (advise || check) {
+		for (int i = optind; i < argc; i++) {
+			int r = advise ? advise_print(argv[i], cache_dir)
+				: parse_pid(argv[i]) ? report(parse_pid(argv[i]), M_CHECK, 1)
+						     : check_prog(argv[i], cache_dir);
+			if (r != ST_OK)
+				status = ST_FAILED;
+		}
+		fflush(stdout);
+		return status;
+	}
 	for (int i = optind; i < argc; i++)
 		if (!parse_pid(argv[i]))
 			return bad_usage("'%s': not a process ID", argv[i]);

@@ -273,3 +273,108 @@ print("%.1f %.1f %.1f %d" % (t["size_kb"] / 1024, t["huge_kb"] / 1024, t["aligne
 	[ "$(awk '{ print $5 }' <<<"$row")" = "$(awk -v k="$shmem" 'BEGIN { printf "%.1f", k / 1024 }')" ]
 	[[ "$json" == *"\"shmem_pmd_kb\":$shmem,"* ]]
 }
+
+# loader_result PROG: "WAY HUGE" of what `tiexec -v` placed for PROG's own
+# text: the mechanism with the most bytes (or none) and the MiB on 2 MiB pages.
+loader_result() {
+	TIEXEC_CACHE= "$TIEXEC" -v "$1" report 2>&1 >/dev/null |
+		sed -n -E "s/^tiexec: '[^']*': ([0-9.]+) of [0-9.]+ MiB text on 2 MiB pages \(file ([0-9.]+)(, cache ([0-9.]+))?, thp ([0-9.]+).*/\1 \2 \5/p" |
+		awk '{ w = "none"; if ($2 > 0) w = "file"; else if ($3 > 0) w = "thp"; print w, $1 }'
+}
+
+@test "--advise: what each strategy gives; auto's choice and amount are the loader's" {
+	local out huge way
+	run --separate-stderr env TIEXEC_CACHE= "$STAT" --advise "$FIXTURES/bigtext-pie"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "$FIXTURES/bigtext-pie: 64.0 MiB of text, 62.0 MiB in whole 2 MiB pieces (66.0 MiB of pieces with --round-out); not stamped" ]]
+	[[ "${lines[1]}" =~ ^\ \ STRATEGY\ +HUGE\ MiB\ +MEMORY\ +NOTE$ ]]
+	grep -qE '^  cache +0\.0  - +no text cache \(TIEXEC_CACHE is empty\)$' <<<"$output"
+	read -r way huge < <(loader_result "$FIXTURES/bigtext-pie")
+	echo "the loader: $way $huge"
+	[ "$way" != none ]
+	grep -qE "^  auto: $way;" <<<"$output"
+	grep -qE "^  $way +$huge +" <<<"$output"
+	if [ "$way" = thp ]; then
+		grep -qE "^  thp +62\.0  62\.0 MiB anonymous per process" <<<"$output"
+	else
+		grep -qE "^  file +62\.0  none \(the page cache, shared\)" <<<"$output"
+	fi
+	# A program with less than one whole piece: nothing, whatever the way.
+	run env TIEXEC_CACHE= "$STAT" --advise "$FIXTURES/probe-pie"
+	[ "$status" -eq 0 ]
+	grep -qE '^  auto: 4 KiB pages' <<<"$output"
+	run --separate-stderr "$STAT" --advise "$W/missing"
+	[ "$status" -eq 1 ]
+	same "tiexec-stat: '$W/missing': No such file or directory" "$stderr"
+}
+
+# in_rule_ns 'CODE': CODE as root of a fresh user + mount namespace with
+# binfmt_misc mounted and tiexec's rule registered (interpreter $TIEXEC).
+in_rule_ns() {
+	run --separate-stderr env STAT="$STAT" W="$W" timeout 120 unshare --user --map-root-user --mount bash -c '
+		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || exit 90
+		"$1/scripts/tiexec-binfmt" register --interpreter "$2" >/dev/null || exit 91
+		'"$1" _ "$ROOT" "$TIEXEC"
+	[ "$status" -ne 90 ] || skip_unsupported "no private binfmt_misc instance (needs Linux >= 6.7)"
+}
+
+@test "--check PROG: not stamped, no rule, no gain, --strategy=off fail; a stamped program with the rule passes" {
+	cp "$FIXTURES/bigtext-pie" "$W/big"
+	cp "$FIXTURES/probe-pie" "$W/small"
+	run env TIEXEC_CACHE= "$STAT" --check "$W/big"
+	[ "$status" -eq 1 ]
+	same "$W/big: not stamped: it runs on 4 KiB pages (a package upgrade replaced it? tiexec-keep sync)" "$output"
+	"$BUILD/stamp/tiexec-stamp" "$W/big"
+	"$BUILD/stamp/tiexec-stamp" "$W/small" 2>/dev/null
+	# A fresh mount namespace: binfmt_misc is not mounted there.
+	run unshare --user --map-root-user --mount sh -c 'umount /proc/sys/fs/binfmt_misc 2>/dev/null; TIEXEC_CACHE= "$1" --check "$2"' _ "$STAT" "$W/big"
+	[ "$status" -eq 1 ]
+	same "$W/big: stamped, but binfmt_misc is not mounted, so no rule is registered (tiexec-binfmt register): it runs on 4 KiB pages" "$output"
+	local way huge
+	read -r way huge < <(loader_result "$W/big")
+	in_rule_ns 'export TIEXEC_CACHE=
+		"$STAT" --check "$W/big"; echo "status $?"
+		"$STAT" --check "$W/small"; echo "status $?"
+		"$BUILD/stamp/tiexec-stamp" --strategy=off "$W/big"
+		"$STAT" --check "$W/big"; echo "status $?"'
+	echo "$output"
+	same "$W/big: ok: $huge of 64.0 MiB of its text would be on 2 MiB pages ($way)
+status 0
+$W/small: would run on 4 KiB pages: 0.0 MiB of text is below its min-text (2.0 MiB)
+status 1
+$W/big: would run on 4 KiB pages: its stamp says --strategy=off
+status 1" "$output"
+}
+
+@test "--check PID: through tiexec passes, a stamped program run plainly and an unstamped one fail" {
+	cp "$FIXTURES/bigtext-pie" "$W/big"
+	"$BUILD/stamp/tiexec-stamp" "$W/big"
+	start env TIEXEC_CACHE= "$TIEXEC" "$W/big"
+	run env TIEXEC_CACHE= "$STAT" --check "$CPID"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^"$CPID $W/big: ok: "[1-9][0-9.]*" MiB of its text on 2 MiB pages"$ ]]
+	stop
+	# Run plainly (no rule in this namespace): its text is on 4 KiB pages.
+	start "$W/big"
+	run env TIEXEC_CACHE= "$STAT" --check "$CPID"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" =~ ^"$CPID $W/big: "0\.0" of "[1-9][0-9.]*" MiB of its aligned text on 2 MiB pages"$ ]]
+	stop
+	start "$FIXTURES/bigtext-pie"
+	run env TIEXEC_CACHE= "$STAT" --check "$CPID"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "$CPID $FIXTURES/bigtext-pie: not stamped: "* ]]
+	stop
+	# An ordinary user's: /proc/PID/exe names tiexec; the TIEXEC_EXE hint tells.
+	cp "$TIEXEC" "$W/tiexec"
+	start setpriv --reuid=65534 --regid=65534 --clear-groups env TIEXEC_CACHE= "$W/tiexec" "$W/big"
+	[[ "$(readlink "/proc/$CPID/exe")" == "$W/tiexec" ]]
+	run env TIEXEC_CACHE= "$STAT" --check "$CPID"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "$CPID $W/big: ok: "* ]]
+	stop
+}

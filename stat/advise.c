@@ -1,0 +1,154 @@
+/* tiexec-stat --advise and --check PROG: what each strategy would give (see
+ * advise.h).  The program's facts come from tiexec-stamp's reader
+ * (stamp/elfio.c: the text, its whole and touched 2 MiB pieces, the stamp);
+ * the machine's from the loader's own checks (interp/fsfolio.c,
+ * textcache.c, thpenv.c), so that the advice is what the loader decides. */
+#define _GNU_SOURCE
+#include "advise.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../stamp/elfio.h"
+#include "fsfolio.h"
+#include "mark.h"
+#include "textcache.h"
+#include "thpenv.h"
+
+#define HUGE (2ULL << 20)
+
+const char *const advice_way_name[WAY_N] = { "file", "cache", "thp", "hugetlb" };
+
+/* HugePages_Free of /proc/meminfo, in bytes of 2 MiB pages. */
+static uint64_t hugetlb_free(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	char line[128];
+	unsigned long long n = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "HugePages_Free: %llu", &n) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)n * HUGE;
+}
+
+/* file: zero copy where the page cache holds 2 MiB folios and the text is
+ * congruent to its offset. */
+static void way_file(int fd, const struct elf_facts *ef, struct way *w)
+{
+	struct fs_info fi;
+
+	fs_folios(fd, &fi);
+	if (ef->text_incongruent) {
+		snprintf(w->why, sizeof(w->why), "its text is not congruent to its file offset modulo 2 MiB");
+	} else if (fi.folios == FS_FOLIOS_NO) {
+		snprintf(w->why, sizeof(w->why), "%s keeps 4 KiB folios in the page cache on Linux %u.%u", fi.name,
+			 fi.major, fi.minor);
+	} else {
+		w->huge = ef->text_huge;
+		if (fi.folios == FS_FOLIOS_UNKNOWN)
+			snprintf(w->why, sizeof(w->why), "%s: not known to hold 2 MiB folios; tried first", fi.name);
+	}
+}
+
+/* cache: the entry tiexec-warm made, mapped shared. */
+static void way_cache(int fd, const char *dir, const struct elf_facts *ef, struct way *w)
+{
+	struct statx st;
+	char name[TEXTCACHE_NAME_MAX];
+	const char *why = NULL;
+
+	if (!*dir) {
+		snprintf(w->why, sizeof(w->why), "no text cache (TIEXEC_CACHE is empty)");
+		return;
+	}
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) != 0 || !textcache_name(&st, name, sizeof(name)))
+		return;
+	int cfd = textcache_open(dir, name, &why);
+	if (cfd < 0) {
+		snprintf(w->why, sizeof(w->why), "%s", why ? why : "no entry (tiexec-warm PROG makes one)");
+		return;
+	}
+	struct stat cs;
+	if (fstat(cfd, &cs) == 0)
+		w->once = (uint64_t)cs.st_blocks * 512;
+	close(cfd);
+	w->huge = ef->text_huge;
+}
+
+static void way_copy(const struct elf_facts *ef, uint64_t pool, struct way *thp, struct way *tlb)
+{
+	const char *off = thpenv_thp_off();
+
+	if (off) {
+		snprintf(thp->why, sizeof(thp->why), "%s", off);
+	} else {
+		thp->huge = thp->per_proc = ef->text_huge;
+	}
+	if (pool < ef->text_huge) {
+		snprintf(tlb->why, sizeof(tlb->why), "the reserved pool has %llu MiB free (vm.nr_hugepages)",
+			 (unsigned long long)(pool >> 20));
+	} else {
+		tlb->huge = tlb->per_proc = ef->text_huge;
+	}
+}
+
+/* What auto does (interp/huge.c): file where the page cache can hold
+ * 2 MiB folios, then the cache, then a copy. */
+static enum advice_way auto_way(const struct advice *a)
+{
+	static const enum advice_way order[] = { WAY_FILE, WAY_CACHE, WAY_THP };
+
+	for (unsigned i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if (a->way[order[i]].huge)
+			return order[i];
+	return WAY_N;
+}
+
+int advise(const char *path, const char *cache_dir, struct advice *a, char *why, size_t whylen)
+{
+	struct elf_facts ef;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	memset(a, 0, sizeof(*a));
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		snprintf(why, whylen, "%s", fd < 0 ? strerror(errno) : "not a regular file");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	void *buf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (buf == MAP_FAILED || elf_facts_read(buf, (size_t)st.st_size, &ef, why, whylen) != 0) {
+		if (buf == MAP_FAILED)
+			snprintf(why, whylen, "%s", strerror(errno));
+		else
+			munmap(buf, (size_t)st.st_size);
+		close(fd);
+		return -1;
+	}
+	munmap(buf, (size_t)st.st_size);
+	a->text = ef.text;
+	a->aligned = ef.text_huge;
+	a->rounded = ef.text_round;
+	a->stamped = ef.marked && ef.note_ok;
+	a->strategy = a->stamped && ef.policy.strategy != TIEXEC_UNSET32 ? (int)ef.policy.strategy : -1;
+	a->min_text = a->stamped && ef.policy.min_text != TIEXEC_UNSET64 ? ef.policy.min_text : HUGE;
+	a->round_out = a->stamped && (ef.policy.flags & TIEXEC_POLICY_ROUND_OUT);
+	if (a->stamped)
+		policy_format(&ef.policy, a->policy, sizeof(a->policy));
+	way_file(fd, &ef, &a->way[WAY_FILE]);
+	way_cache(fd, cache_dir, &ef, &a->way[WAY_CACHE]);
+	way_copy(&ef, hugetlb_free(), &a->way[WAY_THP], &a->way[WAY_HUGETLB]);
+	close(fd);
+	a->auto_way = auto_way(a);
+	return 0;
+}

@@ -1,0 +1,36 @@
+/* What each of tiexec's strategies would give a program on this machine,
+ * and what it costs in memory: from the program's headers and stamp, its
+ * file system, the shared text cache, the THP switches and the hugetlb
+ * pool.  tiexec-stat --advise prints it; --check asks it whether a stamped
+ * program would get its text on 2 MiB pages. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum advice_way { WAY_FILE, WAY_CACHE, WAY_THP, WAY_HUGETLB, WAY_N };
+
+struct way {
+	uint64_t huge;       /* bytes of text it would put on 2 MiB pages */
+	uint64_t per_proc;   /* memory of each process's own */
+	uint64_t once;       /* memory once for the machine (a cache entry) */
+	char why[200];       /* why it gives nothing, or a remark; "" if none */
+};
+
+struct advice {
+	uint64_t text, aligned, rounded; /* bytes: text, its whole 2 MiB pieces, those it touches */
+	int stamped;                     /* the marker bit and a readable note */
+	int strategy;                    /* the stamp's TIEXEC_STRATEGY_*, or -1 */
+	uint64_t min_text;               /* the stamp's, or the loader's default */
+	int round_out;                   /* the stamp says --round-out */
+	char policy[160];                /* the stamp's policy, as tiexec-stamp --check says it */
+	struct way way[WAY_N];
+	enum advice_way auto_way;        /* what --strategy=auto would use; WAY_N: none */
+};
+
+/* Fills a for the program at path, with the text cache at cache_dir ("":
+ * none).  0, or -1 with a reason in why (not readable, not an ELF
+ * program). */
+int advise(const char *path, const char *cache_dir, struct advice *a, char *why, size_t whylen);
+
+extern const char *const advice_way_name[WAY_N];

@@ -1,0 +1,152 @@
+/* tiexec-stat --advise PROG and --check PID|PROG: the advice (advise.c)
+ * printed, and the verdict on a stamped program, running or about to run. */
+#define _GNU_SOURCE
+#include "verdict.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "advise.h"
+#include "mark.h"
+
+#define MIB(b) ((double)(b) / (1 << 20))
+
+static const char *const strategy_name[] = { "auto", "file", "thp", "hugetlb", "off" };
+
+int advise_print(const char *prog, const char *cache_dir)
+{
+	struct advice a;
+	char why[256];
+
+	if (advise(prog, cache_dir, &a, why, sizeof(why)) != 0) {
+		fprintf(stderr, "tiexec-stat: '%s': %s\n", prog, why);
+		return 1;
+	}
+	printf("%s: %.1f MiB of text, %.1f MiB in whole 2 MiB pieces (%.1f MiB of pieces with --round-out); %s%s\n",
+	       prog, MIB(a.text), MIB(a.aligned), MIB(a.rounded), a.stamped ? "stamped: " : "not stamped",
+	       a.stamped ? a.policy : "");
+	printf("  %-8s %10s  %-34s %s\n", "STRATEGY", "HUGE MiB", "MEMORY", "NOTE");
+	for (int k = 0; k < WAY_N; k++) {
+		const struct way *w = &a.way[k];
+		char mem[64];
+		if (!w->huge)
+			snprintf(mem, sizeof(mem), "-");
+		else if (k == WAY_FILE)
+			snprintf(mem, sizeof(mem), "none (the page cache, shared)");
+		else if (k == WAY_CACHE)
+			snprintf(mem, sizeof(mem), "%.1f MiB shared, once", MIB(w->once));
+		else
+			snprintf(mem, sizeof(mem), "%.1f MiB %s per process", MIB(w->per_proc),
+				 k == WAY_THP ? "anonymous" : "of the pool");
+		printf("  %-8s %10.1f  %-34s %s\n", advice_way_name[k], MIB(w->huge), mem, w->why);
+	}
+	printf("  auto: %s", a.auto_way == WAY_N ? "4 KiB pages" : advice_way_name[a.auto_way]);
+	if (a.rounded > a.aligned)
+		printf("; --round-out adds %.1f MiB (a copy: %.1f MiB per process; neighbouring read-only bytes become executable)",
+		       MIB(a.rounded - a.aligned), MIB(a.rounded));
+	putchar('\n');
+	return 0;
+}
+
+/* The binfmt_misc rule as the kernel has it: NULL if it would run stamped
+ * programs through tiexec, else why not. */
+static const char *rule_missing(void)
+{
+	FILE *f = fopen("/proc/sys/fs/binfmt_misc/tiexec", "re");
+	char line[512];
+	int enabled = 0;
+
+	if (!f)
+		return fopen("/proc/sys/fs/binfmt_misc/status", "re") ? "the binfmt_misc rule is not registered (tiexec-binfmt register)"
+								       : "binfmt_misc is not mounted, so no rule is registered (tiexec-binfmt register)";
+	while (fgets(line, sizeof(line), f))
+		enabled |= !strcmp(line, "enabled\n");
+	fclose(f);
+	return enabled ? NULL : "the binfmt_misc rule is disabled";
+}
+
+/* "what it gets" from the advice: the bytes the stamp's strategy would put
+ * on 2 MiB pages, and the way; why it gets nothing into why. */
+static uint64_t expected(const struct advice *a, const char **way, char *why, size_t n)
+{
+	int s = a->strategy < 0 ? TIEXEC_STRATEGY_AUTO : a->strategy;
+	enum advice_way w = s == TIEXEC_STRATEGY_FILE ? WAY_FILE : s == TIEXEC_STRATEGY_THP ? WAY_THP
+				 : s == TIEXEC_STRATEGY_HUGETLB ? WAY_HUGETLB : a->auto_way;
+
+	*way = "";
+	if (s == TIEXEC_STRATEGY_OFF) {
+		snprintf(why, n, "its stamp says --strategy=off");
+		return 0;
+	}
+	if (a->text < a->min_text) {
+		snprintf(why, n, "%.1f MiB of text is below its min-text (%.1f MiB)", MIB(a->text), MIB(a->min_text));
+		return 0;
+	}
+	if (!a->aligned) {
+		snprintf(why, n, "no whole 2 MiB piece of text (%.1f MiB of text)", MIB(a->text));
+		return 0;
+	}
+	if (s == TIEXEC_STRATEGY_FILE && a->way[WAY_CACHE].huge)
+		w = WAY_CACHE; /* file falls back on the cache, never on a copy */
+	if (w == WAY_N || !a->way[w].huge) {
+		const struct way *b = w == WAY_N ? &a->way[WAY_FILE] : &a->way[w];
+		snprintf(why, n, "%s: %s", strategy_name[s], b->why[0] ? b->why : "gives nothing here");
+		return 0;
+	}
+	*way = advice_way_name[w];
+	return a->way[w].huge;
+}
+
+int check_prog(const char *prog, const char *cache_dir)
+{
+	struct advice a;
+	char why[300];
+	const char *way, *rule;
+
+	if (advise(prog, cache_dir, &a, why, sizeof(why)) != 0) {
+		printf("%s: cannot tell: %s\n", prog, why);
+		return 1;
+	}
+	if (!a.stamped) {
+		printf("%s: not stamped: it runs on 4 KiB pages (a package upgrade replaced it? tiexec-keep sync)\n", prog);
+		return 1;
+	}
+	if ((rule = rule_missing())) {
+		printf("%s: stamped, but %s: it runs on 4 KiB pages\n", prog, rule);
+		return 1;
+	}
+	uint64_t huge = expected(&a, &way, why, sizeof(why));
+	if (!huge) {
+		printf("%s: would run on 4 KiB pages: %s\n", prog, why);
+		return 1;
+	}
+	printf("%s: ok: %.1f of %.1f MiB of its text would be on 2 MiB pages (%s)\n", prog, MIB(huge), MIB(a.text), way);
+	return 0;
+}
+
+int check_running(long pid, const char *prog, uint64_t huge_kb, const char *cache_dir)
+{
+	struct advice a;
+	char why[300];
+	const char *way;
+
+	if (advise(prog, cache_dir, &a, why, sizeof(why)) != 0) {
+		printf("%ld %s: cannot tell: %s\n", pid, prog, why);
+		return 1;
+	}
+	if (!a.stamped) {
+		printf("%ld %s: not stamped: its text is on 4 KiB pages unless run through tiexec (a package upgrade replaced it? tiexec-keep sync)\n",
+		       pid, prog);
+		return 1;
+	}
+	uint64_t want = expected(&a, &way, why, sizeof(why));
+	if (!want)
+		want = a.aligned; /* what it asked for: say why it gets nothing */
+	if (huge_kb * 1024 < want) {
+		printf("%ld %s: %.1f of %.1f MiB of its aligned text on 2 MiB pages%s%s\n", pid, prog,
+		       (double)huge_kb / 1024, MIB(want), why[0] && !*way ? ": " : "", why[0] && !*way ? why : "");
+		return 1;
+	}
+	printf("%ld %s: ok: %.1f MiB of its text on 2 MiB pages\n", pid, prog, (double)huge_kb / 1024);
+	return 0;
+}

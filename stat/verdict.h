@@ -1,0 +1,13 @@
+/* tiexec-stat --advise and --check (verdict.c).  Each prints one report on
+ * stdout and returns 0, or 1 when the program cannot be read (--advise) or
+ * would not get, or does not have, its text on 2 MiB pages (--check). */
+#pragma once
+
+#include <stdint.h>
+
+int advise_print(const char *prog, const char *cache_dir);
+/* A stamped program about to run: registered rule, stamp, policy, and what
+ * its strategy gives on this machine. */
+int check_prog(const char *prog, const char *cache_dir);
+/* Process pid running prog, with huge_kb of prog's own text on 2 MiB pages. */
+int check_running(long pid, const char *prog, uint64_t huge_kb, const char *cache_dir);
