@@ -112,12 +112,18 @@ int pm_bias(const struct smaps *s, size_t src, const struct pm_seg *seg, size_t 
 	return 0;
 }
 
+/* Within the 2 MiB pieces around an executable segment and overlapping
+ * it: tiexec --round-out copies the whole pieces its text touches, the
+ * read-only bytes beside it included. */
 int pm_in_exec_seg(uint64_t a, uint64_t b, uint64_t bias, const struct pm_seg *seg, size_t nseg)
 {
+	const uint64_t huge = 2ULL << 20;
+
 	for (size_t g = 0; g < nseg; g++) {
 		uint64_t lo = bias + (seg[g].vaddr & ~(PM_PAGE - 1));
 		uint64_t hi = (bias + seg[g].vaddr + seg[g].memsz + PM_PAGE - 1) & ~(PM_PAGE - 1);
-		if (seg[g].exec && lo <= a && b <= hi)
+		uint64_t rlo = lo & ~(huge - 1), rhi = (hi + huge - 1) & ~(huge - 1);
+		if (seg[g].exec && rlo <= a && b <= rhi && a < hi && lo < b)
 			return 1;
 	}
 	return 0;

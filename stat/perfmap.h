@@ -50,7 +50,9 @@ void pm_neighbours(const struct smaps *s, size_t i, long *left, long *right);
 int pm_bias(const struct smaps *s, size_t src, const struct pm_seg *seg, size_t nseg,
 	    uint64_t *bias);
 
-/* [a, b) lies inside an executable segment placed at BIAS. */
+/* [a, b) is a copy of text of an executable segment placed at BIAS: it
+ * overlaps the segment and stays within the 2 MiB pieces around it (what
+ * tiexec --round-out copies). */
 int pm_in_exec_seg(uint64_t a, uint64_t b, uint64_t bias, const struct pm_seg *seg, size_t nseg);
 
 /* What --perf-map did for one process. */

@@ -3,7 +3,9 @@
  * /proc/PID/smaps; works on any process, run through tiexec or not.  The
  * parsing is in smaps.c (unit-tested in tests/unit/test-smaps.c). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -39,7 +41,7 @@ enum { ST_OK = 0, ST_FAILED = 1, ST_USAGE = 2 };
 
 static const char usage[] =
 	"Usage: tiexec-stat [--json] PID...\n"
-	"       tiexec-stat --perf-map PID...\n"
+	"       tiexec-stat --perf-map [--children|--follow] PID...\n"
 	"       tiexec-stat --advise PROG...\n"
 	"       tiexec-stat --check PID|PROG...\n"
 	"\n"
@@ -57,6 +59,9 @@ static const char usage[] =
 	"                 functions in copied text (anonymous memory that holds a\n"
 	"                 piece of a file's text, as tiexec --strategy=thp makes),\n"
 	"                 from the symbol tables of the files; one line per copy\n"
+	"      --children with --perf-map: the processes' descendants too\n"
+	"      --follow   with --perf-map: and each new descendant as it appears\n"
+	"                 (forking servers), until SIGINT or SIGTERM or the PIDs end\n"
 	"      --advise   for programs: what each strategy would put on 2 MiB pages\n"
 	"                 on this machine, what it costs in memory, and why not\n"
 	"      --check    is a stamped program, running (PID) or about to run (PROG),\n"
@@ -440,23 +445,110 @@ static int report(long pid, enum mode mode, int first)
 	return ST_OK;
 }
 
+/* Appends pid's descendants (every thread's children, recursively) to
+ * *v (n of them, room for *cap), leaving out those already in it. */
+static void descendants(long pid, long **v, size_t *n, size_t *cap)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
+	DIR *d = opendir(path);
+	struct dirent *t;
+
+	while (d && (t = readdir(d))) {
+		char cpath[64 + sizeof(t->d_name)], *text = NULL;
+		size_t len = 0;
+		if (t->d_name[0] == '.')
+			continue;
+		snprintf(cpath, sizeof(cpath), "/proc/%ld/task/%s/children", pid, t->d_name);
+		if (read_all(cpath, &text, &len) != 0)
+			continue;
+		for (char *p = text, *end; p < text + len; p = end) {
+			long c = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			size_t k = 0;
+			while (k < *n && (*v)[k] != c)
+				k++;
+			if (k < *n || c <= 0)
+				continue;
+			if (*n == *cap) {
+				long *nv = realloc(*v, (*cap = *cap ? *cap * 2 : 64) * sizeof(**v));
+				if (!nv)
+					break;
+				*v = nv;
+			}
+			(*v)[(*n)++] = c;
+			descendants(c, v, n, cap);
+		}
+		free(text);
+	}
+	if (d)
+		closedir(d);
+}
+
+static volatile sig_atomic_t follow_stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	follow_stop = 1;
+}
+
+/* --perf-map --children / --follow: a map for each PID and each of its
+ * descendants (a forked child has its parent's copies at the same
+ * addresses, and perf looks for /tmp/perf-CHILD.map); with follow, again
+ * every 100 ms for new ones, until a signal or every root has ended. */
+static int perf_maps_of_tree(char **pids, int n, int follow)
+{
+	long *seen = NULL;
+	size_t nseen = 0, cap = 0;
+	int status = ST_OK, first = 1;
+
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
+	do {
+		size_t before = nseen;
+		int alive = 0;
+		for (int i = 0; i < n; i++) {
+			long pid = parse_pid(pids[i]);
+			alive |= kill((pid_t)pid, 0) == 0 || errno == EPERM;
+			if (first && report(pid, M_PERF_MAP, 1) != ST_OK)
+				status = ST_FAILED;
+			descendants(pid, &seen, &nseen, &cap);
+		}
+		for (size_t k = before; k < nseen; k++)
+			if (report(seen[k], M_PERF_MAP, 1) != ST_OK && !follow)
+				status = ST_FAILED;
+		fflush(stdout);
+		first = 0;
+		if (!alive)
+			break;
+		if (follow)
+			usleep(100000);
+	} while (follow && !follow_stop);
+	free(seen);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cd = getenv("TIEXEC_CACHE");
 
 	if (cd)
 		cache_dir = cd;
-	enum { O_JSON = 256, O_PERF_MAP, O_VERSION, O_ADVISE, O_CHECK };
+	enum { O_JSON = 256, O_PERF_MAP, O_VERSION, O_ADVISE, O_CHECK, O_CHILDREN, O_FOLLOW };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "perf-map", no_argument, NULL, O_PERF_MAP },
 		{ "advise", no_argument, NULL, O_ADVISE },
 		{ "check", no_argument, NULL, O_CHECK },
+		{ "children", no_argument, NULL, O_CHILDREN },
+		{ "follow", no_argument, NULL, O_FOLLOW },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	int json = 0, perf_map = 0, advise = 0, check = 0, c, status = ST_OK, first = 1;
+	int json = 0, perf_map = 0, advise = 0, check = 0, children = 0, follow = 0, c, status = ST_OK, first = 1;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -472,6 +564,12 @@ int main(int argc, char **argv)
 			break;
 		case O_CHECK:
 			check = 1;
+			break;
+		case O_CHILDREN:
+			children = 1;
+			break;
+		case O_FOLLOW:
+			follow = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -498,9 +596,13 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		return status;
 	}
+	if ((children || follow) && !perf_map)
+		return bad_usage("%s", "--children and --follow go with --perf-map");
 	for (int i = optind; i < argc; i++)
 		if (!parse_pid(argv[i]))
 			return bad_usage("'%s': not a process ID", argv[i]);
+	if (children || follow)
+		return perf_maps_of_tree(argv + optind, argc - optind, follow);
 
 	for (int i = optind; i < argc; i++) {
 		if (report(parse_pid(argv[i]), perf_map ? M_PERF_MAP : json ? M_JSON : M_HUMAN, first) !=

@@ -252,3 +252,46 @@ Try 'tiexec-stat --help'." "$output"
 	run_t "$STAT" --help
 	[[ "$output" == *"tiexec-stat --perf-map PID..."* ]]
 }
+
+@test "--perf-map under --round-out: the copied head and tail are named" {
+	# auto --round-out on a congruent program: the text on 2 MiB folios of
+	# the file, the pieces around its head and tail copied (thp).
+	start "$TIEXEC" -v --round-out "$FIXTURES/bigtext-pie" wait
+	run_t "$STAT" --perf-map "$CPID"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[1]}" =~ ^\ \ 0x[0-9a-f]+-0x[0-9a-f]+\ $FIXTURES/bigtext-pie:\ [1-9][0-9]*\ functions$ ]]
+	[ -s "$MAP" ]
+}
+
+@test "--perf-map --children and --follow: a forking program's workers get their maps" {
+	# perfhot 6 2: ready, then after 0.5 s two children that spin in the
+	# copied text.  --follow started before they exist writes theirs.
+	start "$TIEXEC" --strategy=thp "$FIXTURES/perfhot" 6 2
+	"$STAT" --perf-map --follow "$CPID" >"$BATS_TEST_TMPDIR/follow" 2>&1 &
+	local fpid=$! kids=() line k
+	for k in 1 2; do
+		read -r -t 30 line <&"${P[0]}"
+		[[ "$line" =~ ^child\ ([0-9]+)$ ]] || { echo "not a child line: $line"; return 1; }
+		kids+=("${BASH_REMATCH[1]}")
+		MAPS+=("/tmp/perf-${BASH_REMATCH[1]}.map")
+	done
+	for k in "${kids[@]}"; do
+		for _ in $(seq 50); do [ -s "/tmp/perf-$k.map" ] && break; sleep 0.1; done
+		grep -q ' perfhot_spin$' "/tmp/perf-$k.map"
+	done
+	kill -TERM "$fpid"
+	wait "$fpid" || true
+	cat "$BATS_TEST_TMPDIR/follow"
+	grep -q "^PID $CPID: $MAP$" "$BATS_TEST_TMPDIR/follow"
+	for k in "${kids[@]}"; do grep -q "^PID $k: /tmp/perf-$k.map$" "$BATS_TEST_TMPDIR/follow"; done
+
+	# --children: the tree as it is now, once.
+	rm -f "$MAP" "/tmp/perf-${kids[0]}.map" "/tmp/perf-${kids[1]}.map"
+	run_t "$STAT" --perf-map --children "$CPID"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for k in "$CPID" "${kids[@]}"; do grep -q ' perfhot_spin$' "/tmp/perf-$k.map"; done
+	run_t "$STAT" --children "$CPID"
+	[ "$status" -eq 2 ]
+}

@@ -76,8 +76,12 @@ int main(void)
 	ok_u64(bias, 0x561dd7fff000, "program: the bias of the header page and the text piece");
 	ok(pm_in_exec_seg(0x561dd8000000, 0x561dd8c00000, bias, prog_segs, TAP_N(prog_segs)),
 	   "program: the copy is inside the text segment");
-	ok(!pm_in_exec_seg(0x561dd8000000, 0x561dd8e00000, bias, prog_segs, TAP_N(prog_segs)),
-	   "program: a range past the text segment is not");
+	ok(pm_in_exec_seg(0x561dd8000000, 0x561dd8e00000, bias, prog_segs, TAP_N(prog_segs)),
+	   "program: a --round-out copy, to the end of the 2 MiB piece the text ends in, is");
+	ok(!pm_in_exec_seg(0x561dd8000000, 0x561dd9000000, bias, prog_segs, TAP_N(prog_segs)),
+	   "program: a range past the 2 MiB pieces around the text is not");
+	ok(!pm_in_exec_seg(0x561dd8c00000, 0x561dd8e00000, 0x561dd9000000, prog_segs, TAP_N(prog_segs)),
+	   "program: a range outside the text, even within its pieces' reach, is not");
 	ok(pm_bias(&s, 6, prog_segs, TAP_N(prog_segs), &bias) != 0,
 	   "a mapping past every segment gives no bias");
 	smaps_free(&s);
