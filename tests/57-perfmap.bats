@@ -252,7 +252,7 @@ Try 'tiexec-stat --help'." "$output"
 	run_t "$STAT" --perf-map
 	[ "$status" -eq 2 ]
 	run_t "$STAT" --help
-	[[ "$output" == *"tiexec-stat --perf-map PID..."* ]]
+	[[ "$output" == *"tiexec-stat --perf-map [--children|--follow] PID..."* ]]
 }
 
 @test "--perf-map under --round-out: the copied head and tail are named" {
