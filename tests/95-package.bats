@@ -136,6 +136,8 @@ rpm_files() {
 	dpkg-deb -c "$DEB" | grep -q '^l.* \./usr/bin/tiexec -> \.\./libexec/tiexec/tiexec$'
 	dpkg-deb -c "$DEB" | grep -q ' \./usr/share/doc/tiexec/copyright$'
 	dpkg-deb -c "$DEB" | grep -q ' \./usr/share/doc/tiexec/README.md'
+	dpkg-deb -c "$DEB" | grep -q ' \./usr/share/doc/tiexec/operators.md'
+	dpkg-deb -c "$DEB" | grep -q ' \./usr/share/doc/tiexec/reference.md'
 }
 
 @test "the binfmt-support format file is the binfmt.d rule" {
