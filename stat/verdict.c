@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "advise.h"
 #include "mark.h"
@@ -57,8 +58,9 @@ static const char *rule_missing(void)
 	int enabled = 0;
 
 	if (!f)
-		return fopen("/proc/sys/fs/binfmt_misc/status", "re") ? "the binfmt_misc rule is not registered (tiexec-binfmt register)"
-								       : "binfmt_misc is not mounted, so no rule is registered (tiexec-binfmt register)";
+		return access("/proc/sys/fs/binfmt_misc/status", F_OK) == 0
+			       ? "the binfmt_misc rule is not registered (tiexec-binfmt register)"
+			       : "binfmt_misc is not mounted, so no rule is registered (tiexec-binfmt register)";
 	while (fgets(line, sizeof(line), f))
 		enabled |= !strcmp(line, "enabled\n");
 	fclose(f);
@@ -86,7 +88,7 @@ static uint64_t expected(const struct advice *a, const char **way, char *why, si
 		snprintf(why, n, "no whole 2 MiB piece of text (%.1f MiB of text)", MIB(a->text));
 		return 0;
 	}
-	if (s == TIEXEC_STRATEGY_FILE && a->way[WAY_CACHE].huge)
+	if (s == TIEXEC_STRATEGY_FILE && !a->way[WAY_FILE].huge && a->way[WAY_CACHE].huge)
 		w = WAY_CACHE; /* file falls back on the cache, never on a copy */
 	if (w == WAY_N || !a->way[w].huge) {
 		const struct way *b = w == WAY_N ? &a->way[WAY_FILE] : &a->way[w];
