@@ -21,10 +21,12 @@ BUILD_PACKAGES=(meson ninja-build gcc pkg-config libelf-dev systemtap-sdt-dev cl
 # as Rust links them, ASan (tests/22-libs.bats); ltrace, strace: tracers of
 # stamped programs (tests/58-debug.bats); btrfs-progs, squashfs-tools,
 # squashfuse, bindfs: the file systems of tests/27-filesystems.bats;
-# postgresql: the distribution-packaged server of tests/95-package.bats.
+# postgresql: the distribution-packaged server of tests/95-package.bats;
+# podman, runc and busybox-static: the containers of tests/63-containers.bats.
 TEST_PACKAGES=(g++ golang-go bats libc6-dev util-linux libcap2-bin attr nodejs chromium musl-tools lld clang ltrace strace
 	btrfs-progs squashfs-tools squashfuse bindfs
-	linux-perf gdb redis-server redis-tools "$(python_testsuite_package)" postgresql)
+	linux-perf gdb redis-server redis-tools "$(python_testsuite_package)" postgresql
+	podman runc busybox-static)
 # scripts/package: the Debian tools, rpmbuild, scdoc (man pages) and what
 # tiexec-trace is built with.
 PACKAGE_PACKAGES=(dpkg-dev debhelper fakeroot lintian rpm file scdoc clang bpftool libbpf-dev)
