@@ -415,6 +415,81 @@ static void print_header(void)
 		       "PROGRAM (NOTE)");
 }
 
+/* --counters FILE: starts by outcome and fallbacks by reason, of every
+ * row (the filters apply to the output only), written to FILE each second
+ * they changed: "outcome NAME COUNT" and "fallback COUNT REASON" lines,
+ * which tiexec-stat --prometheus turns into counters. */
+#define REASONS_MAX 64
+static struct {
+	const char *path;
+	bool dirty;
+	unsigned long long outcome[5]; /* loaded, direct, failed, unknown, other */
+	unsigned nreasons;
+	struct {
+		char reason[TX_REASON_BYTES + 1];
+		unsigned long long n;
+	} reasons[REASONS_MAX];
+} counters;
+
+static const char *const outcome_names[5] = { "loaded", "direct", "failed", "unknown", "other" };
+
+static void count_reason(const char *why)
+{
+	unsigned i = 0;
+
+	while (i < counters.nreasons && strcmp(counters.reasons[i].reason, why))
+		i++;
+	if (i == counters.nreasons) {
+		if (i == REASONS_MAX)
+			return;
+		snprintf(counters.reasons[i].reason, sizeof(counters.reasons[i].reason), "%s", why);
+		counters.nreasons++;
+	}
+	counters.reasons[i].n++;
+}
+
+static void count_row(const struct row *r)
+{
+	unsigned k = 0;
+
+	if (!counters.path || !strcmp(r->outcome, "none"))
+		return;
+	while (k < 4 && strcmp(r->outcome, outcome_names[k]))
+		k++;
+	counters.outcome[k]++;
+	if (!strncmp(r->note, "fallback: ", 10))
+		count_reason(r->note + 10);
+	for (unsigned i = 0; r->libs && i < r->libs->n; i++)
+		if (r->libs->v[i].p.has_reason) {
+			char why[TX_REASON_BYTES + 1];
+			snprintf(why, sizeof(why), "%.*s", TX_REASON_BYTES, r->libs->v[i].p.reason);
+			count_reason(why);
+		}
+	counters.dirty = true;
+}
+
+static void counters_write(void)
+{
+	char tmp[PATH_MAX + 16];
+	FILE *f;
+
+	if (!counters.path || !counters.dirty)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", counters.path);
+	if (!(f = fopen(tmp, "we"))) {
+		err("--counters: %s: %s", tmp, strerror(errno));
+		counters.path = NULL;
+		return;
+	}
+	for (unsigned k = 0; k < 5; k++)
+		fprintf(f, "outcome %s %llu\n", outcome_names[k], counters.outcome[k]);
+	for (unsigned i = 0; i < counters.nreasons; i++)
+		fprintf(f, "fallback %llu %s\n", counters.reasons[i].n, counters.reasons[i].reason);
+	if (fclose(f) != 0 || rename(tmp, counters.path) != 0)
+		err("--counters: %s: %s", counters.path, strerror(errno));
+	counters.dirty = false;
+}
+
 /* -u, -p, -n, -x: whether the row is wanted.  -p matches the pid and its
  * parent (a service's children), -n the command name or the program's
  * file name (a part of either), -x an exec that did not get all it asked
@@ -475,6 +550,7 @@ static void emit(const struct row *r)
 	char abs[PATH_MAX + TX_PATH_BYTES];
 	const char *program = absolute(r, abs, sizeof(abs));
 
+	count_row(r);
 	if (!wanted(r))
 		return;
 	nrows++;
@@ -951,6 +1027,8 @@ static void usage(FILE *f)
 		"  -p, --pid PID       only execs by this process or its children\n"
 		"  -n, --name NAME     only programs whose name or command contains NAME\n"
 		"  -x, --failed        only execs that fell back, ran plainly or failed\n"
+		"  --counters FILE     keep starts by outcome and fallbacks by reason in FILE\n"
+		"                      (for tiexec-stat --prometheus)\n"
 		"  --duration SECONDS  stop after SECONDS (default: at SIGINT or SIGTERM)\n"
 		"  --loader PATH       the loader to watch (default " DEFAULT_LOADER ",\n"
 		"                      else tiexec in PATH)\n"
@@ -1105,6 +1183,7 @@ int main(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "failed", no_argument, NULL, 'x' },
+		{ "counters", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1186,6 +1265,10 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			opt.failed = true;
+			break;
+		case 'C':
+			counters.path = optarg;
+			counters.dirty = true;
 			break;
 		case 'V':
 			printf(PROG " %s\n", TIEXEC_VERSION);
@@ -1292,6 +1375,7 @@ int main(int argc, char **argv)
 			last_check = now;
 			watch_check(skel, &w);
 			flush_pending(false);
+			counters_write();
 			uint64_t d = read_dropped(skel);
 			if (d != drops_seen) {
 				err("%llu events dropped so far (ring buffer full: see --buffer-mib)",
@@ -1302,6 +1386,7 @@ int main(int argc, char **argv)
 	}
 	ring_buffer__consume(rb);
 	flush_pending(true);
+	counters_write();
 	uint64_t d = read_dropped(skel);
 	if (opt.json)
 		printf("{\"dropped\":%llu}\n", (unsigned long long)d);

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "perfmap.h"
+#include "procfs.h"
+#include "prom.h"
 #include "smaps.h"
 #include "textcache.h"
 #include "verdict.h"
@@ -36,6 +38,9 @@ static int from_cache(const struct smaps_map *m)
 #define TIEXEC_VERSION "unknown"
 #endif
 
+/* Where tiexec-trace.service keeps its counters (tiexec-trace --counters). */
+#define TRACE_COUNTERS "/run/tiexec/trace.counters"
+
 /* Exit statuses; with several PIDs the worst one wins. */
 enum { ST_OK = 0, ST_FAILED = 1, ST_USAGE = 2 };
 
@@ -44,6 +49,7 @@ static const char usage[] =
 	"       tiexec-stat --perf-map [--children|--follow] PID...\n"
 	"       tiexec-stat --advise PROG...\n"
 	"       tiexec-stat --check PID|PROG...\n"
+	"       tiexec-stat --prometheus [--output FILE]\n"
 	"\n"
 	"For each executable mapping of each process (the program, its shared\n"
 	"libraries, anonymous text such as tiexec's copies): its size, how much of it\n"
@@ -66,8 +72,16 @@ static const char usage[] =
 	"                 on this machine, what it costs in memory, and why not\n"
 	"      --check    is a stamped program, running (PID) or about to run (PROG),\n"
 	"                 on 2 MiB pages?  One line each; exit status 1 if one is not\n"
+	"      --prometheus  the node's tiexec metrics in Prometheus' text format:\n"
+	"                 processes through tiexec, their text on 2 MiB pages by way\n"
+	"                 and on 4 KiB pages, tiexec-warm's files, tiexec-trace's\n"
+	"                 counters (--counters); --output FILE writes FILE atomically\n"
+	"                 (node_exporter's textfile collector)\n"
 	"  -h, --help     this text\n"
 	"      --version  the version\n"
+	"\n"
+	"Environment: TIEXEC_CACHE (the text cache), TIEXEC_WARM (the tiexec-warm to\n"
+	"ask; empty: none), TIEXEC_TRACE_COUNTERS (default " TRACE_COUNTERS ").\n"
 	"\n"
 	"ALIGNED is counted at the mapping's addresses: for a program the kernel\n"
 	"placed at an address that is not 2 MiB-aligned it is less than tiexec gives\n"
@@ -100,73 +114,6 @@ static long parse_pid(const char *s)
 			return 0;
 	}
 	return v;
-}
-
-/* The whole of a /proc file into a malloc'ed, NUL-terminated buffer.
- * Returns 0, or an errno value. */
-static int read_all(const char *path, char **bufp, size_t *lenp)
-{
-	size_t cap = 65536, len = 0;
-	char *buf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return errno;
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return ENOMEM;
-	}
-	for (;;) {
-		if (cap - len < 2) {
-			char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				close(fd);
-				return ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + len, cap - len - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			close(fd);
-			return e;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
-	close(fd);
-	buf[len] = '\0';
-	*bufp = buf;
-	*lenp = len;
-	return 0;
-}
-
-/* /proc/PID/exe's target, malloc'ed; "" if it cannot be read. */
-static char *read_exe(const char *path)
-{
-	for (size_t cap = 256; cap <= (1u << 20); cap *= 2) {
-		char *b = malloc(cap);
-		if (!b)
-			break;
-		ssize_t r = readlink(path, b, cap);
-		if (r < 0) {
-			free(b);
-			break;
-		}
-		if ((size_t)r < cap) {
-			b[r] = '\0';
-			return b;
-		}
-		free(b);
-	}
-	return strdup("");
 }
 
 /* /proc/PID/comm without its newline, malloc'ed; "" if it cannot be read. */
@@ -530,13 +477,43 @@ static int perf_maps_of_tree(char **pids, int n, int follow)
 	return status;
 }
 
+/* --prometheus [--output FILE]: to stdout, or to FILE through a temporary
+ * file renamed over it, so that node_exporter never reads half a file. */
+static int prometheus(const char *output)
+{
+	const char *warm = getenv("TIEXEC_WARM"), *tc = getenv("TIEXEC_TRACE_COUNTERS");
+	struct prom_sources src = { cache_dir, warm ? warm : "tiexec-warm", tc ? tc : TRACE_COUNTERS };
+	char tmp[PATH_MAX];
+	FILE *f = stdout;
+
+	if (output) {
+		if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", output) >= (int)sizeof(tmp))
+			return bad_usage("--output: '%s': too long", output);
+		int fd = mkstemp(tmp);
+		if (fd < 0 || !(f = fdopen(fd, "w"))) {
+			fprintf(stderr, "tiexec-stat: '%s': %s\n", output, strerror(errno));
+			return ST_FAILED;
+		}
+		fchmod(fd, 0644);
+	}
+	int r = prom_write(f, &src);
+	if (!output)
+		return r == 0 && fflush(stdout) == 0 ? ST_OK : ST_FAILED;
+	if (fclose(f) != 0 || r != 0 || rename(tmp, output) != 0) {
+		fprintf(stderr, "tiexec-stat: '%s': %s\n", output, r ? "cannot read /proc" : strerror(errno));
+		unlink(tmp);
+		return ST_FAILED;
+	}
+	return ST_OK;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cd = getenv("TIEXEC_CACHE");
 
 	if (cd)
 		cache_dir = cd;
-	enum { O_JSON = 256, O_PERF_MAP, O_VERSION, O_ADVISE, O_CHECK, O_CHILDREN, O_FOLLOW };
+	enum { O_JSON = 256, O_PERF_MAP, O_VERSION, O_ADVISE, O_CHECK, O_CHILDREN, O_FOLLOW, O_PROM, O_OUTPUT };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "perf-map", no_argument, NULL, O_PERF_MAP },
@@ -544,11 +521,14 @@ int main(int argc, char **argv)
 		{ "check", no_argument, NULL, O_CHECK },
 		{ "children", no_argument, NULL, O_CHILDREN },
 		{ "follow", no_argument, NULL, O_FOLLOW },
+		{ "prometheus", no_argument, NULL, O_PROM },
+		{ "output", required_argument, NULL, O_OUTPUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	int json = 0, perf_map = 0, advise = 0, check = 0, children = 0, follow = 0, c, status = ST_OK, first = 1;
+	int json = 0, perf_map = 0, advise = 0, check = 0, children = 0, follow = 0, prom = 0, c, status = ST_OK, first = 1;
+	const char *output = NULL;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -571,6 +551,12 @@ int main(int argc, char **argv)
 		case O_FOLLOW:
 			follow = 1;
 			break;
+		case O_PROM:
+			prom = 1;
+			break;
+		case O_OUTPUT:
+			output = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return ST_OK;
@@ -581,8 +567,12 @@ int main(int argc, char **argv)
 			return bad_usage("bad option: '%s'", argv[optind - 1]);
 		}
 	}
-	if (json + perf_map + advise + check > 1)
-		return bad_usage("%s", "--json, --perf-map, --advise and --check do not go together");
+	if (json + perf_map + advise + check + prom > 1)
+		return bad_usage("%s", prom ? "--prometheus goes alone" : "--json, --perf-map, --advise and --check do not go together");
+	if (output && !prom)
+		return bad_usage("%s", "--output goes with --prometheus");
+	if (prom)
+		return optind < argc ? bad_usage("%s", "--prometheus takes no PID") : prometheus(output);
 	if (optind >= argc)
 		return bad_usage("%s", advise ? "no PROG given" : "no PID given");
 	if (advise || check) {

@@ -1,0 +1,222 @@
+/* tiexec-stat --prometheus: node-level metrics in the Prometheus text
+ * format (see prom.h). */
+#define _GNU_SOURCE
+#include "prom.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mark.h"
+#include "perfmap.h"
+#include "procfs.h"
+#include "smaps.h"
+
+extern char **environ;
+
+struct totals {
+	uint64_t procs, file_kb, cache_kb, copy_kb, small_kb;
+};
+
+static int starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Byte 70 of the process's program carries the stamp's marker bit. */
+static int exe_stamped(long pid)
+{
+	char path[64];
+	unsigned char b[71];
+
+	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = pread(fd, b, sizeof(b), 0);
+	close(fd);
+	return n == (ssize_t)sizeof(b) && !memcmp(b, "\177ELF", 4) &&
+	       (b[TIEXEC_MARK_PHOFF + 6] & (TIEXEC_MARK_FLAG >> 16));
+}
+
+/* One process: counted when it runs through tiexec, its executable
+ * mappings' text by how it is on 2 MiB pages. */
+static void add_process(long pid, const char *cache_dir, struct totals *t)
+{
+	char path[64], *text, *exe;
+	size_t len, n = strlen(cache_dir);
+	struct smaps s;
+
+	snprintf(path, sizeof(path), "/proc/%ld/smaps", pid);
+	if (read_all(path, &text, &len) != 0)
+		return;
+	int ok = smaps_parse(text, len, &s) == 0;
+	free(text);
+	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
+	exe = read_exe(path);
+	const char *base = strrchr(exe, '/');
+	int ours = base && (!strcmp(base + 1, "tiexec") || !strcmp(base + 1, "tiexec (deleted)"));
+	free(exe);
+	struct totals p = { 1, 0, 0, 0, 0 };
+	for (size_t i = 0; ok && i < s.n; i++) {
+		const struct smaps_map *m = &s.map[i];
+		if (!smaps_is_exec(m) || starts(m->path, "[vdso]") || starts(m->path, "[vsyscall]"))
+			continue;
+		int cache = n && !strncmp(m->path, cache_dir, n) && m->path[n] == '/';
+		long left, right;
+		pm_neighbours(&s, i, &left, &right);
+		/* A copy: named by tiexec (CONFIG_ANON_VMA_NAME), or anonymous
+		 * text on 2 MiB pages next to a mapping of a file. */
+		ours |= cache || starts(m->path, "[anon:tiexec:") ||
+			(pm_is_anon_text(m) && smaps_huge_kb(m) && (left >= 0 || right >= 0));
+		p.file_kb += cache ? 0 : m->file_pmd_kb;
+		p.cache_kb += cache ? m->shmem_pmd_kb : 0;
+		p.copy_kb += m->anon_huge_kb + smaps_hugetlb_kb(m) + (cache ? 0 : m->shmem_pmd_kb);
+		p.small_kb += m->size_kb - (smaps_huge_kb(m) < m->size_kb ? smaps_huge_kb(m) : m->size_kb);
+	}
+	smaps_free(&s);
+	if (!ok || !(ours || exe_stamped(pid)))
+		return;
+	t->procs += p.procs;
+	t->file_kb += p.file_kb;
+	t->cache_kb += p.cache_kb;
+	t->copy_kb += p.copy_kb;
+	t->small_kb += p.small_kb;
+}
+
+/* A label value: \ " and newline escaped, as the text format asks. */
+static void label(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f);
+		if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+static void head(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* tiexec-warm --check --json: per configured file its route and how much
+ * of its aligned text is warm.  Nothing when tiexec-warm is not there. */
+static void warm_state(FILE *f, const char *warm)
+{
+	char *argv[] = { (char *)warm, "--check", "--json", NULL };
+	posix_spawn_file_actions_t fa;
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	int e = posix_spawnp(&pid, warm, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	FILE *in = e == 0 ? fdopen(p[0], "r") : NULL;
+	if (!in) {
+		close(p[0]);
+		if (e == 0)
+			waitpid(pid, NULL, 0);
+		return;
+	}
+	char line[8192];
+	int first = 1;
+	while (fgets(line, sizeof(line), in)) {
+		char fpath[4096], route[32];
+		unsigned long long aligned, warmkb;
+		char *a = strstr(line, "\"aligned_kb\":"), *w = strstr(line, "\"warm_kb\":");
+		if (sscanf(line, "{\"path\":\"%4095[^\"]\",\"route\":\"%31[^\"]\"", fpath, route) != 2 || !a || !w ||
+		    sscanf(a, "\"aligned_kb\":%llu", &aligned) != 1 || sscanf(w, "\"warm_kb\":%llu", &warmkb) != 1)
+			continue;
+		if (first)
+			head(f, "tiexec_warm_text_bytes", "gauge",
+			     "Text of each file tiexec-warm is configured for: its whole 2 MiB pieces (state=\"aligned\") and those warm in 2 MiB pages (state=\"warm\"), by route.");
+		first = 0;
+		for (int k = 0; k < 2; k++) {
+			fputs("tiexec_warm_text_bytes{path=\"", f);
+			label(f, fpath);
+			fprintf(f, "\",route=\"%s\",state=\"%s\"} %llu\n", route, k ? "warm" : "aligned",
+				(k ? warmkb : aligned) * 1024);
+		}
+	}
+	fclose(in);
+	waitpid(pid, NULL, 0);
+}
+
+/* tiexec-trace --counters FILE: lines "outcome NAME COUNT" and
+ * "fallback COUNT REASON". */
+static void trace_counters(FILE *f, const char *path)
+{
+	FILE *in = fopen(path, "re");
+	char line[512];
+	int heads = 0;
+
+	head(f, "tiexec_trace_up", "gauge", "1 when tiexec-trace's counters file is there (tiexec-trace --counters).");
+	fprintf(f, "tiexec_trace_up %d\n", in != NULL);
+	while (in && fgets(line, sizeof(line), in)) {
+		char what[32], name[64];
+		unsigned long long n;
+		int off = 0;
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "outcome %63s %llu", name, &n) == 2) {
+			if (!(heads & 1))
+				head(f, "tiexec_starts_total", "counter", "Starts through tiexec seen by tiexec-trace, by outcome.");
+			heads |= 1;
+			fprintf(f, "tiexec_starts_total{outcome=\"%s\"} %llu\n", name, n);
+		} else if (sscanf(line, "%31s %llu %n", what, &n, &off) == 2 && !strcmp(what, "fallback") && off) {
+			if (!(heads & 2))
+				head(f, "tiexec_fallbacks_total", "counter", "Fallbacks seen by tiexec-trace, by the loader's reason.");
+			heads |= 2;
+			fputs("tiexec_fallbacks_total{reason=\"", f);
+			label(f, line + off);
+			fprintf(f, "\"} %llu\n", n);
+		}
+	}
+	if (in)
+		fclose(in);
+}
+
+int prom_write(FILE *f, const struct prom_sources *src)
+{
+	struct totals t = { 0, 0, 0, 0, 0 };
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (pid > 0 && !*end && pid != getpid())
+			add_process(pid, src->cache_dir, &t);
+	}
+	closedir(d);
+	head(f, "tiexec_processes", "gauge",
+	     "Processes running through tiexec: stamped programs, and programs with tiexec's copies or cache entries mapped.");
+	fprintf(f, "tiexec_processes %" PRIu64 "\n", t.procs);
+	head(f, "tiexec_text_huge_bytes", "gauge",
+	     "Executable text of those processes on 2 MiB pages, summed over them, by way: file (the page cache), cache (the shared text cache), copy.");
+	fprintf(f, "tiexec_text_huge_bytes{way=\"file\"} %" PRIu64 "\n", t.file_kb * 1024);
+	fprintf(f, "tiexec_text_huge_bytes{way=\"cache\"} %" PRIu64 "\n", t.cache_kb * 1024);
+	fprintf(f, "tiexec_text_huge_bytes{way=\"copy\"} %" PRIu64 "\n", t.copy_kb * 1024);
+	head(f, "tiexec_text_small_bytes", "gauge", "Executable text of those processes left on 4 KiB pages, summed over them.");
+	fprintf(f, "tiexec_text_small_bytes %" PRIu64 "\n", t.small_kb * 1024);
+	if (src->warm && *src->warm)
+		warm_state(f, src->warm);
+	trace_counters(f, src->trace_counters);
+	return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,25 @@
+/* tiexec-stat --prometheus: the node's tiexec metrics in the Prometheus
+ * text format, for node_exporter's textfile collector:
+ *
+ *   tiexec_processes                      processes running through tiexec
+ *   tiexec_text_huge_bytes{way}           their text on 2 MiB pages: file,
+ *                                         cache, copy (summed over them)
+ *   tiexec_text_small_bytes               their text left on 4 KiB pages
+ *   tiexec_warm_text_bytes{path,route,state}  tiexec-warm's files
+ *   tiexec_trace_up, tiexec_starts_total{outcome},
+ *   tiexec_fallbacks_total{reason}        tiexec-trace's counters
+ *
+ * A process runs through tiexec when its program is stamped, its exe link
+ * names tiexec, or it maps tiexec's copies or text cache entries. */
+#pragma once
+
+#include <stdio.h>
+
+struct prom_sources {
+	const char *cache_dir;      /* the text cache ("" none) */
+	const char *warm;           /* tiexec-warm to ask, or "" */
+	const char *trace_counters; /* tiexec-trace --counters' file */
+};
+
+/* Writes every metric to f.  0, or -1 (/proc unreadable, a write error). */
+int prom_write(FILE *f, const struct prom_sources *src);

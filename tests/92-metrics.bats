@@ -1,0 +1,147 @@
+#!/usr/bin/env bats
+# tiexec-stat --prometheus: the node's metrics in Prometheus' text format
+# (checked by promtool), their values against programs started here, the
+# tiexec-warm and tiexec-trace parts; then the real thing: Debian's
+# prometheus-node-exporter serving the file from its textfile collector on
+# 127.0.0.1, and a real prometheus scraping it and answering a query.
+# Both run on ports of their own, with their data in the test's directory,
+# and are stopped by PID.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+	STAT=$BUILD/stat/tiexec-stat
+	T=$BATS_TEST_TMPDIR
+	PIDS=()
+	CPIDS=()
+	command -v promtool >/dev/null || skip_unsupported "promtool is not installed (Debian: prometheus; scripts/test installs it)"
+}
+
+teardown() {
+	local p
+	for p in "${CPIDS[@]}" "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+}
+
+# hold CMD...: CMD wait, in the background until the test ends, once ready.
+hold() {
+	coproc H { exec "$@" wait 3>&-; }
+	CPIDS+=("$H_PID")
+	local ready=
+	read -r -t 60 ready <&"${H[0]}" || true
+	[ "$ready" = ready ] || { echo "no 'ready' from $*"; return 1; }
+	# Keep its stdin open: the coproc's fd stays with this shell.
+	exec {HOLD_FD}>&"${H[1]}"
+}
+
+# metric NAME{LABELS} TEXT: its value in TEXT.
+metric() {
+	awk -v m="$1" '$1 == m { print $2 }' <<<"$2"
+}
+
+# free_port: a TCP port nothing listens on, on 127.0.0.1.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+@test "--prometheus: valid text format; processes and their text by way, from programs running here" {
+	cp "$FIXTURES/bigtext-pie" "$T/stamped"
+	"$BUILD/stamp/tiexec-stamp" "$T/stamped"
+	run --separate-stderr env TIEXEC_CACHE= TIEXEC_WARM= TIEXEC_TRACE_COUNTERS="$T/none" "$STAT" --prometheus
+	[ "$status" -eq 0 ]
+	local before=$output
+	promtool check metrics <<<"$before"
+	# A stamped program through tiexec (file or copy) and a copy (thp).
+	hold env TIEXEC_CACHE= "$TIEXEC" "$T/stamped"
+	hold env TIEXEC_CACHE= "$TIEXEC" --strategy=thp "$FIXTURES/bigtext-static"
+	run --separate-stderr env TIEXEC_CACHE= TIEXEC_WARM= TIEXEC_TRACE_COUNTERS="$T/none" "$STAT" --prometheus
+	echo "$output"
+	[ "$status" -eq 0 ]
+	promtool check metrics <<<"$output"
+	local p0 p1 huge0 huge1 copy0 copy1
+	p0=$(metric tiexec_processes "$before")
+	p1=$(metric tiexec_processes "$output")
+	[ "$p1" -ge $((p0 + 2)) ]
+	huge0=$(($(metric 'tiexec_text_huge_bytes{way="file"}' "$before") + $(metric 'tiexec_text_huge_bytes{way="copy"}' "$before")))
+	huge1=$(($(metric 'tiexec_text_huge_bytes{way="file"}' "$output") + $(metric 'tiexec_text_huge_bytes{way="copy"}' "$output")))
+	copy0=$(metric 'tiexec_text_huge_bytes{way="copy"}' "$before")
+	copy1=$(metric 'tiexec_text_huge_bytes{way="copy"}' "$output")
+	[ $((huge1 - huge0)) -ge $((2 * 62 << 20)) ]
+	[ $((copy1 - copy0)) -ge $((62 << 20)) ]
+	[ "$(metric tiexec_trace_up "$output")" = 0 ]
+	run "$STAT" --prometheus 1234
+	[ "$status" -eq 2 ]
+	run "$STAT" --output "$T/x.prom"
+	[ "$status" -eq 2 ]
+}
+
+@test "--prometheus: tiexec-warm's files and tiexec-trace's counters" {
+	[ "$(id -u)" = 0 ] || skip_unsupported "tiexec-trace needs root"
+	[ -x "$BUILD/bpf/tiexec-trace" ] || skip_unsupported "tiexec-trace is not built"
+	# tiexec-warm with a configuration of its own, through a wrapper.
+	printf '%s\n' "$FIXTURES/bigtext-pie" >"$T/warm.conf"
+	printf '#!/bin/sh\nexec "%s" --config "%s" "$@"\n' "$BUILD/warm/tiexec-warm" "$T/warm.conf" >"$T/warm"
+	chmod +x "$T/warm"
+	# tiexec-trace counting: one start that falls back (hugetlb, no pool).
+	cp "$TIEXEC" "$T/tiexec"
+	"$BUILD/bpf/tiexec-trace" --loader "$T/tiexec" --counters "$T/counters" --duration 60 >/dev/null 2>"$T/trace.err" &
+	PIDS+=("$!")
+	for _ in $(seq 300); do grep -q '^tiexec-trace: tracing' "$T/trace.err" && break; sleep 0.1; done
+	TIEXEC_CACHE= "$T/tiexec" --strategy=hugetlb "$FIXTURES/bigtext-pie" loop 1 >/dev/null
+	TIEXEC_CACHE= "$T/tiexec" "$FIXTURES/bigtext-pie" loop 1 >/dev/null
+	for _ in $(seq 50); do grep -q '^outcome loaded 2$' "$T/counters" 2>/dev/null && break; sleep 0.1; done
+	cat "$T/counters"
+	grep -qx 'outcome loaded 2' "$T/counters"
+	grep -qE '^fallback 1 hugetlb: ' "$T/counters"
+	run --separate-stderr env TIEXEC_CACHE= TIEXEC_WARM="$T/warm" TIEXEC_TRACE_COUNTERS="$T/counters" "$STAT" --prometheus --output "$T/tiexec.prom"
+	[ "$status" -eq 0 ] && [ -z "$output" ]
+	cat "$T/tiexec.prom"
+	promtool check metrics <"$T/tiexec.prom"
+	same 644 "$(stat -c %a "$T/tiexec.prom")"
+	local m
+	m=$(cat "$T/tiexec.prom")
+	[ "$(metric tiexec_trace_up "$m")" = 1 ]
+	[ "$(metric 'tiexec_starts_total{outcome="loaded"}' "$m")" = 2 ]
+	grep -qE '^tiexec_fallbacks_total\{reason="hugetlb: [^"]*"\} 1$' <<<"$m"
+	[ "$(metric "tiexec_warm_text_bytes{path=\"$FIXTURES/bigtext-pie\",route=\"file\",state=\"aligned\"}" "$m")" = $((62 << 20)) ]
+	grep -qE "^tiexec_warm_text_bytes\{path=\"$FIXTURES/bigtext-pie\",route=\"file\",state=\"warm\"\} [0-9]+$" <<<"$m"
+}
+
+@test "node_exporter serves the metrics, prometheus scrapes them and answers a query" {
+	command -v prometheus-node-exporter >/dev/null && command -v prometheus >/dev/null ||
+		skip_unsupported "prometheus and prometheus-node-exporter are not installed (scripts/test installs them)"
+	mkdir -p "$T/textfile" "$T/db"
+	hold env TIEXEC_CACHE= "$TIEXEC" --strategy=thp "$FIXTURES/bigtext-static"
+	TIEXEC_CACHE= TIEXEC_WARM= TIEXEC_TRACE_COUNTERS="$T/none" "$STAT" --prometheus --output "$T/textfile/tiexec.prom"
+	local ne pr
+	ne=$(free_port)
+	prometheus-node-exporter --web.listen-address="127.0.0.1:$ne" --collector.disable-defaults \
+		--collector.textfile --collector.textfile.directory="$T/textfile" >"$T/ne.log" 2>&1 &
+	PIDS+=("$!")
+	for _ in $(seq 100); do curl -sf "http://127.0.0.1:$ne/metrics" >"$T/ne.out" && break; sleep 0.1; done
+	grep -E '^tiexec_text_huge_bytes\{way="copy"\} ' "$T/ne.out"
+	! grep -q 'node_textfile_scrape_error 1' "$T/ne.out"
+	pr=$(free_port)
+	cat >"$T/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: node
+    static_configs:
+      - targets: ['127.0.0.1:$ne']
+EOF
+	prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/db" \
+		--web.listen-address="127.0.0.1:$pr" >"$T/prom.log" 2>&1 &
+	PIDS+=("$!")
+	local answer=
+	for _ in $(seq 300); do
+		answer=$(curl -sf "http://127.0.0.1:$pr/api/v1/query" --data-urlencode 'query=tiexec_text_huge_bytes{way="copy"}' || true)
+		grep -q '"result":\[{' <<<"$answer" && break
+		sleep 0.1
+	done
+	echo "$answer"
+	[[ "$answer" =~ \"value\":\[[0-9.]+,\"([0-9]+)\"\] ]] || { tail -5 "$T/prom.log"; return 1; }
+	[ "${BASH_REMATCH[1]}" -ge $((62 << 20)) ]
+}
