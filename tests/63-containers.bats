@@ -22,7 +22,9 @@ load test_helper
 # the hard ones root has here), no network.
 PODMAN='podman --runtime runc --cgroup-manager cgroupfs'
 RUN_FLAGS='--rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024'
-IMAGES=(localhost/tiexec-test-static localhost/tiexec-test-pie)
+# Named for this run: two runs on one machine share podman's storage.
+RUN_ID=$(printf '%s' "$BATS_RUN_TMPDIR" | cksum | cut -d' ' -f1)
+IMAGES=("localhost/tiexec-test-static:$RUN_ID" "localhost/tiexec-test-pie:$RUN_ID" "localhost/tiexec-test-installer:$RUN_ID")
 
 setup_file() {
 	command -v podman >/dev/null && command -v runc >/dev/null && [ -x /bin/busybox ] || return 0
@@ -45,7 +47,8 @@ setup_file() {
 	cp -L "$(ldd "$FIXTURES/bigtext-pie" | awk '$1 == "libc.so.6" { print $3 }')" "$t/pie/lib/x86_64-linux-gnu/"
 	printf 'FROM scratch\nCOPY plain stamped /\nCOPY lib64 /lib64\nCOPY lib /lib\n' >"$t/pie/Containerfile"
 	$PODMAN build -q -t "${IMAGES[0]}" "$t/static" >"$t/build.log" 2>&1 &&
-		$PODMAN build -q -t "${IMAGES[1]}" "$t/pie" >>"$t/build.log" 2>&1 ||
+		$PODMAN build -q -t "${IMAGES[1]}" "$t/pie" >>"$t/build.log" 2>&1 &&
+		TIEXEC_BUILD=$BUILD "$ROOT/scripts/image" --tag "${IMAGES[2]}" >>"$t/build.log" 2>&1 ||
 		echo failed >>"$t/build.log"
 }
 
@@ -64,11 +67,12 @@ setup() {
 	fi
 }
 
-# in_pods 'SCRIPT': SCRIPT (bash) where podman's containers see tiexec's
-# rule (scripts/binfmt-ns); $PODMAN and $RUN_FLAGS are set there.
+# in_pods 'SCRIPT' [BINFMT-NS OPTIONS]: SCRIPT (bash) where podman's
+# containers see tiexec's rule (scripts/binfmt-ns); $PODMAN and $RUN_FLAGS
+# are set there.
 in_pods() {
 	run --separate-stderr env PODMAN="$PODMAN" RUN_FLAGS="$RUN_FLAGS" timeout 300 \
-		"$ROOT/scripts/binfmt-ns" "$1"
+		"$ROOT/scripts/binfmt-ns" "${@:2}" "$1"
 	echo "status $status"$'\n'"stdout: $output"$'\n'"stderr: $stderr"
 	[ "$status" -ne 90 ] || skip_unsupported "no private binfmt_misc instance (needs Linux >= 6.7)"
 }
@@ -143,9 +147,46 @@ check_case() {
 		for p in plain stamped; do
 			$PODMAN run $RUN_FLAGS --cap-drop=ALL '"${IMAGES[0]}"' /$p 2>/dev/null; echo "$p usage status $?"
 		done
-		$PODMAN ps -a --format "{{.Image}}" | grep -c tiexec-test || true'
+		$PODMAN ps -a --format "{{.Image}}" | grep -c ":'"$RUN_ID"'" || true'
 	[ "$status" -eq 0 ]
 	same "plain usage status 2
 stamped usage status 2
 0" "$output"
+}
+
+@test "installer image: install, a stamped program in another container, uninstall, it still runs plainly" {
+	# A private binfmt_misc with no rule: the installer, privileged, mounts
+	# it and registers the rule with its own loader (flag F keeps it open).
+	# "via" is what a stamped program's start says with TIEXEC_VERBOSE=1:
+	# tiexec's line, or nothing when it ran directly.
+	in_pods '
+		via() { $PODMAN run $RUN_FLAGS -e TIEXEC_VERBOSE=1 '"${IMAGES[0]}"' /stamped loop 1000 2>&1 >/dev/null |
+			sed -n -E "s/: [1-9][0-9.]* of ([0-9.]+) MiB text on 2 MiB pages.*/: on 2 MiB pages/p"; }
+		echo "before: $(via)"
+		$PODMAN run $RUN_FLAGS --privileged '"${IMAGES[2]}"' install
+		$PODMAN run $RUN_FLAGS --privileged '"${IMAGES[2]}"' status | head -n 4
+		echo "installed: $(via)"
+		echo "sum: $($PODMAN run $RUN_FLAGS '"${IMAGES[0]}"' /stamped loop 1000)"
+		$PODMAN run $RUN_FLAGS --privileged '"${IMAGES[2]}"' uninstall
+		echo "rule: $(ls /proc/sys/fs/binfmt_misc | grep -c tiexec)"
+		echo "uninstalled: $(via)"
+		echo "sum: $($PODMAN run $RUN_FLAGS '"${IMAGES[0]}"' /stamped loop 1000)"
+		$PODMAN run $RUN_FLAGS '"${IMAGES[2]}"' frob 2>/dev/null; echo "usage status $?"' --interpreter none
+	[ "$status" -eq 0 ]
+	local sum
+	sum=$(grep -m1 '^sum: ' <<<"$output")
+	same "before: 
+tiexec: registered, interpreter /usr/libexec/tiexec/tiexec, flags POF
+tiexec: registered
+enabled
+interpreter /usr/libexec/tiexec/tiexec
+flags POF
+installed: tiexec: '/stamped': on 2 MiB pages
+$sum
+tiexec: unregistered
+rule: 0
+uninstalled: 
+$sum
+usage status 2" "$output"
+	[[ "$sum" =~ ^sum:\ sum\ [0-9]+$ ]]
 }
