@@ -1,0 +1,114 @@
+#!/usr/bin/env bats
+# packaging/kubernetes/tiexec.yaml: valid against the Kubernetes API's
+# schema offline (scripts/k8s-validate: kubernetes-models from the npm
+# registry; there is no cluster here), a broken copy refused; and the
+# DaemonSet's image and commands, as the manifest gives them, run under
+# podman: the init container's registers the rule (in a private
+# binfmt_misc instance), the warm container's warms the programs its
+# ConfigMap lists, from the directory the manifest mounts.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+MANIFEST=$ROOT/packaging/kubernetes/tiexec.yaml
+PODMAN='podman --runtime runc --cgroup-manager cgroupfs'
+RUN_FLAGS='--network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024'
+RUN_ID=$(printf '%s' "$BATS_RUN_TMPDIR" | cksum | cut -d' ' -f1)
+IMAGE=localhost/tiexec-test-k8s:$RUN_ID
+
+setup_file() {
+	command -v podman >/dev/null && [ "$(id -u)" = 0 ] || return 0
+	TIEXEC_BUILD=$BUILD "$ROOT/scripts/image" --tag "$IMAGE" >"$BATS_FILE_TMPDIR/build.log" 2>&1 ||
+		echo failed >>"$BATS_FILE_TMPDIR/build.log"
+}
+
+teardown_file() {
+	command -v podman >/dev/null || return 0
+	$PODMAN rm -f "tiexec-warm-$RUN_ID" >/dev/null 2>&1 || true
+	$PODMAN rmi -f "$IMAGE" >/dev/null 2>&1 || true
+}
+
+setup() {
+	command -v node >/dev/null && command -v npm >/dev/null ||
+		skip_unsupported "node and npm are not installed (the offline validator runs on node)"
+	T=$BATS_TEST_TMPDIR
+}
+
+# args_of CONTAINER: the manifest's args of that container, one per line.
+args_of() {
+	node --input-type=module -e '
+		import { readFileSync } from "node:fs";
+		import { parseAllDocuments } from "yaml";
+		for (const d of parseAllDocuments(readFileSync(process.argv[1], "utf8"))) {
+			const o = d.toJS();
+			if (o?.kind !== "DaemonSet") continue;
+			const s = o.spec.template.spec;
+			for (const c of [...(s.initContainers ?? []), ...s.containers])
+				if (c.name === process.argv[2]) console.log(c.args.join("\n"));
+		}' "$MANIFEST" "$1"
+}
+
+@test "the manifests validate offline; a broken copy does not" {
+	run timeout 300 "$ROOT/scripts/k8s-validate" "$MANIFEST"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	same "Namespace -/tiexec ok
+ConfigMap tiexec/tiexec-warm ok
+DaemonSet tiexec/tiexec ok" "$output"
+	sed 's/args: \["install"\]/args: "install"/' "$MANIFEST" >"$T/bad.yaml"
+	sed 's/^      containers:$/      containerz:/' "$MANIFEST" >"$T/bad2.yaml"
+	run timeout 300 "$ROOT/scripts/k8s-validate" "$T/bad.yaml" "$T/bad2.yaml"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -q "^$T/bad.yaml: DaemonSet tiexec/tiexec: .*initContainers/0/args must be array" <<<"$output"
+	grep -q "^$T/bad2.yaml: DaemonSet tiexec/tiexec: .*must have required property containers" <<<"$output"
+}
+
+@test "the DaemonSet's image and commands under podman: install registers the rule, warm warms /opt" {
+	command -v podman >/dev/null || skip_unsupported "podman is not installed (scripts/test installs it)"
+	[ "$(id -u)" = 0 ] || skip_unsupported "needs root (user namespaces with ids 0-65535 mapped)"
+	grep -q failed "$BATS_FILE_TMPDIR/build.log" && { cat "$BATS_FILE_TMPDIR/build.log"; return 1; }
+	# Needs the validator's yaml package for args_of.
+	timeout 300 "$ROOT/scripts/k8s-validate" "$MANIFEST" >/dev/null
+	export NODE_PATH=$ROOT/build/k8s-validate/node_modules
+	local init warm
+	init=$(cd "$ROOT/build/k8s-validate" && args_of install | tr '\n' ' ')
+	warm=$(cd "$ROOT/build/k8s-validate" && args_of warm | tr '\n' ' ')
+	same "install " "$init"
+	[[ "$warm" =~ ^warm\ [0-9]+\ $ ]]
+	# The ConfigMap's warm.conf and the directory it names, with a stamped
+	# program (where uid 65534 could reach it: /tmp).
+	local opt
+	opt=$(mktemp -d /tmp/tiexec-k8s.XXXXXX)
+	cp "$FIXTURES/bigtext-pie" "$opt/server"
+	"$BUILD/stamp/tiexec-stamp" "$opt/server"
+	mkdir "$T/etc"
+	sed -n '/^  warm.conf: |$/,/^---$/p' "$MANIFEST" | sed -e '1d' -e '/^---$/d' -e 's/^    //' >"$T/etc/warm.conf"
+	same "stamped /opt" "$(cat "$T/etc/warm.conf")"
+	run --separate-stderr env PODMAN="$PODMAN" RUN_FLAGS="$RUN_FLAGS" timeout 300 "$ROOT/scripts/binfmt-ns" --interpreter none '
+		$PODMAN run --rm $RUN_FLAGS --privileged '"$IMAGE $init"'
+		echo "rule: $(sed -n "s/^flags: //p" /proc/sys/fs/binfmt_misc/tiexec)"
+		$PODMAN run -d --name tiexec-warm-'"$RUN_ID"' $RUN_FLAGS --privileged \
+			-v '"$T/etc"':/etc/tiexec:ro -v '"$opt"':/opt:ro '"$IMAGE $warm"' >/dev/null
+		for i in $(seq 100); do
+			$PODMAN logs tiexec-warm-'"$RUN_ID"' 2>&1 | grep -q "^/opt/server: " && break
+			sleep 0.2
+		done
+		$PODMAN logs tiexec-warm-'"$RUN_ID"' 2>&1 | grep "^/opt/server: " | head -n 1
+		echo "running: $($PODMAN inspect -f "{{.State.Running}}" tiexec-warm-'"$RUN_ID"')"
+		# SIGTERM ends it at once, as a pod deletion does.
+		timeout 8 $PODMAN stop -t 5 tiexec-warm-'"$RUN_ID"' >/dev/null && echo "stopped: $($PODMAN inspect -f "{{.State.ExitCode}}" tiexec-warm-'"$RUN_ID"')"
+		$PODMAN rm -f tiexec-warm-'"$RUN_ID"' >/dev/null'
+	rm -rf "$opt"
+	echo "$output"
+	echo "stderr: $stderr"
+	[ "$status" -ne 90 ] || skip_unsupported "no private binfmt_misc instance (needs Linux >= 6.7)"
+	[ "$status" -eq 0 ]
+	grep -qx "tiexec: registered, interpreter /usr/libexec/tiexec/tiexec, flags POF" <<<"$output"
+	grep -qx "rule: POF" <<<"$output"
+	# tiexec-warm's line for the program (warm, or made warm, either route).
+	grep -qE "^/opt/server: [0-9.]+ of [0-9.]+ MiB (warm|of text in the text cache)" <<<"$output"
+	# Still there, waiting for its next round; SIGTERM stops it, status 0.
+	grep -qx "running: true" <<<"$output"
+	grep -qx "stopped: 0" <<<"$output"
+	[[ "$stderr" != *"resorting to SIGKILL"* ]]
+}
