@@ -227,6 +227,11 @@ stop_waiting() {
 	[ -e /lib/systemd/system/tiexec-warm.timer ]
 	[ -e /etc/systemd/system/multi-user.target.wants/tiexec-warm.service ]
 	[ -e /etc/systemd/system/timers.target.wants/tiexec-warm.timer ]
+	# The metrics for node_exporter: the timer enabled, its service run only
+	# where node_exporter's textfile directory is.
+	[ -e /etc/systemd/system/timers.target.wants/tiexec-metrics.timer ]
+	grep -qx 'ConditionPathIsDirectory=/var/lib/prometheus/node-exporter' /lib/systemd/system/tiexec-metrics.service
+	grep -q '^ExecStart=/usr/bin/tiexec-stat --prometheus --output /var/lib/prometheus/node-exporter/tiexec.prom$' /lib/systemd/system/tiexec-metrics.service
 	! grep -v '^#' /etc/tiexec/warm.conf | grep -q .
 	/usr/bin/tiexec-warm --check
 	/usr/bin/tiexec-warm --check --config /etc/tiexec/warm.conf
