@@ -76,3 +76,10 @@ char *read_exe(const char *path)
 	return strdup("");
 }
 
+
+int exe_is_loader(const char *exe)
+{
+	const char *base = strrchr(exe, '/');
+
+	return base && (!strcmp(base + 1, "tiexec") || !strcmp(base + 1, "tiexec (deleted)"));
+}

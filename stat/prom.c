@@ -61,8 +61,7 @@ static void add_process(long pid, const char *cache_dir, struct totals *t)
 	free(text);
 	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
 	exe = read_exe(path);
-	const char *base = strrchr(exe, '/');
-	int ours = base && (!strcmp(base + 1, "tiexec") || !strcmp(base + 1, "tiexec (deleted)"));
+	int ours = exe_is_loader(exe);
 	free(exe);
 	struct totals p = { 1, 0, 0, 0, 0 };
 	for (size_t i = 0; ok && i < s.n; i++) {

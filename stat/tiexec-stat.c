@@ -290,8 +290,7 @@ static char *program_of(long pid)
 
 	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
 	exe = read_exe(path);
-	const char *base = strrchr(exe, '/');
-	if (!base || (strcmp(base + 1, "tiexec") != 0 && strcmp(base + 1, "tiexec (deleted)") != 0))
+	if (!exe_is_loader(exe))
 		return exe;
 	snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
 	if (read_all(path, &env, &len) != 0)

@@ -17,13 +17,8 @@
 bats_require_minimum_version 1.5.0
 load test_helper
 
-# Podman here: runc (crun cannot use this machine's hybrid cgroups), the
-# cgroupfs manager (no systemd), explicit limits (podman's defaults exceed
-# the hard ones root has here), no network.
-PODMAN='podman --runtime runc --cgroup-manager cgroupfs'
-RUN_FLAGS='--rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024'
-# Named for this run: two runs on one machine share podman's storage.
-RUN_ID=$(printf '%s' "$BATS_RUN_TMPDIR" | cksum | cut -d' ' -f1)
+# $PODMAN, $PODMAN_RUN_FLAGS and $RUN_ID: test_helper.bash.
+RUN_FLAGS="--rm $PODMAN_RUN_FLAGS"
 IMAGES=("localhost/tiexec-test-static:$RUN_ID" "localhost/tiexec-test-pie:$RUN_ID" "localhost/tiexec-test-installer:$RUN_ID")
 
 setup_file() {

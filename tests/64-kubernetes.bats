@@ -10,9 +10,7 @@ bats_require_minimum_version 1.5.0
 load test_helper
 
 MANIFEST=$ROOT/packaging/kubernetes/tiexec.yaml
-PODMAN='podman --runtime runc --cgroup-manager cgroupfs'
-RUN_FLAGS='--network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024'
-RUN_ID=$(printf '%s' "$BATS_RUN_TMPDIR" | cksum | cut -d' ' -f1)
+RUN_FLAGS=$PODMAN_RUN_FLAGS
 IMAGE=localhost/tiexec-test-k8s:$RUN_ID
 
 setup_file() {

@@ -10,6 +10,15 @@ export ROOT BUILD TIEXEC FIXTURES
 # machine's /run/tiexec/text is neither used nor mounted by a test.
 export TIEXEC_CACHE=
 
+# podman on these machines (tests/63-containers, 64-kubernetes): runc (crun
+# cannot use the hybrid cgroups here), the cgroupfs manager (no systemd),
+# explicit limits (podman's defaults exceed the hard ones root has here), no
+# network; images and containers named for this run (RUN_ID), since two
+# runs on one machine share podman's storage.
+PODMAN='podman --runtime runc --cgroup-manager cgroupfs'
+PODMAN_RUN_FLAGS='--network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024'
+RUN_ID=$(printf '%s' "$BATS_RUN_TMPDIR" | cksum | cut -d' ' -f1)
+
 # Under CI=true a skip of something this machine should support is a failure.
 skip_unsupported() {
 	if [ "${CI:-}" = true ]; then
