@@ -2,10 +2,10 @@
  *
  * The kernel refuses to point /proc/PID/exe at another file while the old
  * executable is still mapped (EBUSY).  When the stage after ld.so needs
- * tiexec to stay, the link must nevertheless be the program's from ld.so's
- * first instruction on (ld.so, audit modules, IFUNC resolvers and
- * constructors read it; a file capability must be gone before any of them
- * runs).  So every mapping of tiexec's file is replaced, at the same
+ * tiexec to stay and something before that stage reads the link (audit
+ * modules, $ORIGIN in the environment; a file capability must be gone
+ * before any of them runs: stack.c decides), the link must nevertheless be
+ * the program's from ld.so's first instruction on.  So every mapping of tiexec's file is replaced, at the same
  * address and with the same bytes and protection, by anonymous memory --
  * or, where MemoryDenyWriteExecute forbids making anonymous memory
  * executable, by a memfd named "tiexec".  Nothing moves, no pointer

@@ -167,16 +167,37 @@ static uint64_t *block_alloc(struct exec *ex, size_t len)
 	return (uint64_t *)(uintptr_t)r;
 }
 
-/* With a stage after ld.so, the exe link is set before ld.so runs:
- * tiexec's image leaves its file first (detach.h, which reads our own
- * file: without the capability).  If it cannot, the final stage sets it as
- * without the hook -- except under the opt-in by file capability, whose
- * capability must be gone before ld.so: then the link stays tiexec's and
- * the hint is given. */
+/* Whether anything that runs before the hook needs /proc/PID/exe to be
+ * the program's already: the opt-in by file capability, whose capability
+ * must be gone before ld.so while setting the link needs it; an audit
+ * module (its code runs while ld.so loads); $ORIGIN in LD_LIBRARY_PATH or
+ * LD_PRELOAD, which glibc expands from the link.  The program's own
+ * $ORIGIN strings are handed to ld.so expanded (origin.h), and every
+ * initializer runs after the hook (hookpoint.h), which sets the link.
+ * Otherwise leaving tiexec's file before ld.so is work for nothing: about
+ * 0.1 ms of a start.  ($ORIGIN in /etc/ld.so.preload is not looked for.) */
+static int exe_needed_before_hook(const struct exec *ex)
+{
+	const char *llp = env_get(ex->s.envp, "LD_LIBRARY_PATH");
+	const char *pre = env_get(ex->s.envp, "LD_PRELOAD");
+
+	return caps_from_file(ex->aux) || env_get(ex->s.envp, "LD_AUDIT") || (llp && origin_has(llp)) ||
+	       (pre && origin_has(pre));
+}
+
+/* With a stage after ld.so, the exe link is set before ld.so runs when
+ * something there needs it (above): tiexec's image leaves its file first
+ * (detach.h, which reads our own file: without the capability).  If it
+ * cannot, or nothing needs it, the final stage sets it as without the
+ * hook -- except under the opt-in by file capability, whose capability
+ * must be gone before ld.so: then the link stays tiexec's and the hint is
+ * given. */
 static void exe_link_early(struct exec *ex)
 {
 	long e = -1;
 
+	if (!exe_needed_before_hook(ex))
+		return;
 	if (self_detach(&ex->traced_fd) == 0) {
 		ex->mm.exe_fd = (uint32_t)ex->prog.fd;
 		caps_raise(ex->caps_opted);

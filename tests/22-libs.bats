@@ -219,6 +219,36 @@ mask() {
 	done
 }
 
+@test "/proc/self/exe before ld.so: set early only for an audit module or \$ORIGIN in LD_LIBRARY_PATH or LD_PRELOAD (root)" {
+	local o=$BATS_TEST_TMPDIR/o out
+	mkdir -p "$o/lib"
+	echo 'int big(void) { return 42; }' >"$o/l.c"
+	gcc -shared -fPIC -o "$o/lib/libbig.so" "$o/l.c"
+	printf '#include <stdio.h>\nint big(void);\nint main(void) { printf("big %%d\\n", big()); return 0; }\n' >"$o/m.c"
+	gcc -o "$o/app" "$o/m.c" -L"$o/lib" -lbig # no rpath: LD_LIBRARY_PATH finds it
+	cp "$FIXTURES/probe-pie" "$o/probe-pie"
+	cp "$FIXTURES/libctor.so" "$o/lib/libctor.so"
+	# An audit module's constructor runs while ld.so loads, before the hook.
+	run_t env CTOR=exe LD_AUDIT="$FIXTURES/libctor.so" "$TIEXEC" "$o/probe-pie" a
+	[ "$status" -eq 0 ]
+	grep -qx "ctor exe $o/probe-pie" <<<"$output"
+	# glibc expands these from /proc/self/exe.
+	run_t env 'LD_LIBRARY_PATH=$ORIGIN/lib' "$TIEXEC" "$o/app"
+	[ "$status" -eq 0 ]
+	same "big 42" "$output"
+	run_t env CTOR=exe 'LD_PRELOAD=${ORIGIN}/lib/libctor.so' "$TIEXEC" "$o/probe-pie" a
+	[ "$status" -eq 0 ]
+	grep -qx "ctor exe $o/probe-pie" <<<"$output"
+	# Otherwise tiexec does not leave its file before ld.so (it would read
+	# itself to): the link is set after the hook, before any initializer
+	# (the test above).
+	run_t strace -f -e trace=openat -o "$BATS_TEST_TMPDIR/st" "$TIEXEC" "$o/probe-pie" a
+	[ "$status" -eq 0 ]
+	! grep -q '"/proc/self/exe"' "$BATS_TEST_TMPDIR/st"
+	run_t strace -f -e trace=openat -o "$BATS_TEST_TMPDIR/st" env LD_AUDIT="$FIXTURES/libctor.so" "$TIEXEC" "$o/probe-pie" a
+	grep -q '"/proc/self/exe"' "$BATS_TEST_TMPDIR/st"
+}
+
 @test "a constructor's seccomp (strict mode, or a filter killing one system call) does not kill the start" {
 	local m
 	for m in strict kill:madvise kill:openat kill:munmap kill:mremap kill:prctl kill:statx kill:close kill:read; do

@@ -94,9 +94,10 @@ _Static_assert(offsetof(struct arch_regs, rbx) == 8 && offsetof(struct arch_regs
 	       "arch_regs as the asm reads it");
 
 /* Whether p[0..2) is "syscall" (0f 05), the start of every gadget below.
- * Its last byte is rare in code (one byte in ~130 of ld.so's text): a
- * scanner looks for that byte first, eight at a time. */
+ * A scanner tests its first and last bytes at eight positions at once
+ * before asking (final.c). */
 #define ARCH_SYSCALL_LEN 2
+#define ARCH_SYSCALL_FIRST 0x0f
 #define ARCH_SYSCALL_LAST 0x05
 static inline int arch_is_syscall(const unsigned char *p)
 {
@@ -222,28 +223,41 @@ extern const char arch_final_code[], arch_final_end[];
 __attribute__((noreturn)) void arch_jump_final(void *dst, const void *src, size_t len,
 					       const void *code, const struct arch_final *final);
 
-/* Whether p[0..n) is "syscall", then only "xor r, r" (zeroing, 32 or 64 bit,
- * any register), then "ret": safe to run with the program's entry on top of
- * the stack. */
-static inline int arch_is_gadget(const unsigned char *p, size_t n)
+/* If p[0..n) is "syscall", then only "xor r, r" (zeroing, 32 or 64 bit,
+ * any register), then "ret" -- safe to run with the program's entry on top
+ * of the stack -- the registers it zeroes, bit i for register number i
+ * (%rax 0, %rcx 1, %rdx 2, ... %r15 15); else -1. */
+static inline long arch_gadget_zeroes(const unsigned char *p, size_t n)
 {
 	size_t i = 2;
+	long regs = 0;
 
 	if (n < 3 || p[0] != 0x0f || p[1] != 0x05)
-		return 0;
+		return -1;
 	while (i < n) {
 		unsigned rex = 0;
 		if (p[i] == 0xc3)
-			return 1;
+			return regs;
 		if ((p[i] & 0xf0) == 0x40)
 			rex = p[i++];
 		if (i + 1 >= n || (p[i] != 0x31 && p[i] != 0x33))
-			return 0;
+			return -1;
 		unsigned m = p[i + 1];
 		/* mod 11, reg == rm, and REX.R == REX.B: the same register. */
 		if ((m >> 6) != 3 || ((m >> 3) & 7) != (m & 7) || ((rex >> 2) & 1) != (rex & 1))
-			return 0;
+			return -1;
+		regs |= 1L << ((m & 7) | (rex & 1) << 3);
 		i += 2;
 	}
-	return 0;
+	return -1;
 }
+
+static inline int arch_is_gadget(const unsigned char *p, size_t n)
+{
+	return arch_gadget_zeroes(p, n) >= 0;
+}
+
+/* The registers a function call may change (SysV ABI: all but %rbx, %rsp,
+ * %rbp and %r12-%r15): a gadget zeroing only these may end a return from
+ * a call. */
+#define ARCH_CALL_CLOBBERED 0x0fc7L
