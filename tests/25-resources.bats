@@ -49,11 +49,7 @@ teardown() {
 		kill "$CPID" 2>/dev/null || true
 		wait "$CPID" 2>/dev/null || true
 	fi
-	if [ -n "${CG:-}" ] && [ -d "$CG" ]; then
-		local p
-		for p in $(cat "$CG/cgroup.procs"); do kill -KILL "$p" 2>/dev/null || true; done
-		rmdir "$CG"
-	fi
+	cg_remove
 	if mountpoint -q "$D/ramfs" 2>/dev/null; then umount "$D/ramfs"; fi
 }
 
@@ -145,28 +141,13 @@ shmem_off() {
 
 # ---- a memory cgroup's limit -------------------------------------------------
 
-# make_cg BYTES: a child of this test's own memory cgroup (v1) with a limit;
-# sets CG (removed by teardown).
-make_cg() {
-	local own
-	own=$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}memory\(,[^:]*\)\{0,1\}:\(.*\)$/\3/p' /proc/self/cgroup)
-	if [ -z "$own" ] || [ ! -d "/sys/fs/cgroup/memory$own" ]; then
-		# cgroup v2 allows no processes in a group whose children get
-		# controllers: a child limit there needs a delegated subtree.
-		skip "no cgroup v1 memory controller (this test makes v1 groups)"
-	fi
-	CG=/sys/fs/cgroup/memory${own%/}/tiexec-test-$$
-	mkdir "$CG"
-	echo "$1" >"$CG/memory.limit_in_bytes"
-}
-
 # in_cg CMD...: run CMD inside $CG (with a timeout, like run_t).
 in_cg() {
 	run timeout 60 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"
 }
 
 @test "a 200 MiB memory cgroup: 256 MiB of text is copied only as far as the limit allows" {
-	make_cg $((200 << 20))
+	cg_make $((200 << 20))
 	in_cg "$D/big256" loop 20000
 	[ "$status" -eq 0 ]
 	want=$(sum_of "$output")

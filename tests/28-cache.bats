@@ -43,6 +43,10 @@ setup() {
 	export TIEXEC_CACHE=$C/text
 }
 
+teardown() {
+	cg_remove
+}
+
 warm() {
 	"$WARM" --config "$C/warm.conf" "$@"
 }
@@ -172,6 +176,28 @@ stop() {
 	[ "$anon" -eq 0 ]
 	[ "$pmd" -eq $((20 * 62 * 1024)) ]
 	[ $((after - before)) -lt 8192 ] # the entry was there before: nothing per process
+}
+
+@test "a 32 MiB memory cgroup: a 64 MiB program runs from its entry, which is charged to whoever wrote it" {
+	warm "$C/ramfs/big" >/dev/null
+	cg_make $((32 << 20))
+	in_cg() { run_t sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"; }
+	in_cg "$C/ramfs/big" loop 100000
+	[ "$status" -eq 0 ]
+	local want=$output
+	in_cg "$TIEXEC" -v "$C/ramfs/big" loop 100000
+	[ "$status" -eq 0 ] # not OOM-killed (137)
+	[[ "$output" == *"'$C/ramfs/big': 62.0 of 64.0 MiB text on 2 MiB pages (file 0.0, cache 62.0, thp 0.0)"* ]]
+	[[ "$output" == *"$want"* ]]
+	# The group never held the text: its peak stays far below 62 MiB.
+	local peak
+	peak=$(cat "$CG/memory.max_usage_in_bytes")
+	echo "peak $peak bytes"
+	[ "$peak" -lt $((16 << 20)) ]
+	# A copy is what the limit bounds.
+	in_cg "$TIEXEC" -v --strategy=thp "$C/ramfs/big" loop 100000
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"thp: the memory cgroup's limit (memory.limit_in_bytes) leaves no room for more copies"* ]]
 }
 
 @test "trust: a cache the user could write, a symbolic link, a non-tmpfs directory, a foreign entry: refused, the program runs" {

@@ -454,20 +454,14 @@ try_gdb() {
 }
 
 @test "a 200 MiB memory cgroup, as uid 65534: 256 MiB of text is copied only as far as the limit allows" {
-	local own cg
-	own=$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}memory\(,[^:]*\)\{0,1\}:\(.*\)$/\3/p' /proc/self/cgroup)
-	[ -n "$own" ] && [ -d "/sys/fs/cgroup/memory$own" ] ||
-		skip "no cgroup v1 memory controller (this test makes v1 groups)"
-	cg=/sys/fs/cgroup/memory${own%/}/tiexec-users-$$
-	mkdir "$cg"
-	echo $((200 << 20)) >"$cg/memory.limit_in_bytes"
+	cg_make $((200 << 20))
 	# in_cg: as uid 65534, inside the group.
-	in_cg() { run --separate-stderr timeout 60 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "${NOBODY[@]}" "$@"; }
+	in_cg() { run --separate-stderr timeout 60 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "${NOBODY[@]}" "$@"; }
 	in_cg ./big256 loop 20000
 	local st=$status want=$output
 	in_cg ./tiexec -v --strategy=thp ./big256 loop 20000
 	local st2=$status out2=$output err2=$stderr
-	rmdir "$cg" 2>/dev/null || { sleep 1; rmdir "$cg"; }
+	cg_remove
 	echo "direct: $st; thp: $st2, $err2"
 	[ "$st" -eq 0 ]
 	[ "$st2" -eq 0 ] # not OOM-killed (137)
