@@ -59,7 +59,8 @@ static void preinit(const struct image *pg, struct hookpoint *hp)
 	if (arr && size) {
 		hp->norig = (unsigned)(size->d_un.d_val / 8);
 		hp->orig = arr->d_un.d_ptr + pg->bias;
-		if (size->d_un.d_val > PREINIT_MAX * 8 || !image_holds(pg, hp->orig, hp->norig * 8ULL, 0)) {
+		if (size->d_un.d_val > PREINIT_MAX * 8 || hp->orig % 8 ||
+		    !image_holds(pg, hp->orig, hp->norig * 8ULL, 0)) {
 			hp->why = "the program's preinit array is not one tiexec can extend";
 			return;
 		}
@@ -129,20 +130,25 @@ void hookpoint_fill(const struct hookpoint *hp, uint64_t final)
 		a[1 + i] = o[i];
 }
 
-/* The page of e made writable, e written back, and the page's protection
- * put back: read-only inside PT_GNU_RELRO, which ld.so has protected by
- * now, else read+write (image_dynamic took only a writable segment). */
+/* e written back.  Where it lies in pages ld.so has made read-only --
+ * PT_GNU_RELRO with both ends rounded down to a page, as glibc's
+ * _dl_protect_relro does -- those pages are made writable around the
+ * write and read-only again; any other page is as the program's segment
+ * left it (image_dynamic took only a writable one). */
 static void put_back(const struct hookpoint *hp, Elf64_Dyn *e, const Elf64_Dyn *was)
 {
-	uint64_t a = (uint64_t)(uintptr_t)e, pg = tx_down(a, TX_PAGE);
-	uint64_t pglen = tx_up(a + sizeof(*e), TX_PAGE) - pg;
-	int ro = a >= hp->relro_lo && a + sizeof(*e) <= hp->relro_hi;
+	uint64_t a = (uint64_t)(uintptr_t)e;
+	uint64_t lo = tx_down(a, TX_PAGE), hi = tx_up(a + sizeof(*e), TX_PAGE);
+	uint64_t ro_lo = tx_down(hp->relro_lo, TX_PAGE), ro_hi = tx_down(hp->relro_hi, TX_PAGE);
 
-	if (ro && sys_mprotect(pg, pglen, PROT_READ | PROT_WRITE) < 0)
+	lo = lo > ro_lo ? lo : ro_lo;
+	hi = hi < ro_hi ? hi : ro_hi;
+	int ro = lo < hi;
+	if (ro && sys_mprotect(lo, hi - lo, PROT_READ | PROT_WRITE) < 0)
 		return;
 	*e = *was;
 	if (ro)
-		sys_mprotect(pg, pglen, PROT_READ);
+		sys_mprotect(lo, hi - lo, PROT_READ);
 }
 
 void hookpoint_restore(const struct hookpoint *hp)

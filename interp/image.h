@@ -68,7 +68,7 @@ void image_trim(struct image *im, int keep_outer);
 int prot_of(uint32_t pflags);
 
 /* Whether [a, a + n) lies inside one mapped segment of im (a writable one
- * when w). */
+ * when w), in bytes that may be read (not past the end of the file). */
 int image_holds(const struct image *im, uint64_t a, uint64_t n, int w);
 /* im's dynamic section in memory, when it lies inside one (writable, when
  * w) segment; its number of entries in *nd.  NULL if there is none. */

@@ -126,6 +126,34 @@ status_of() {
 	fi
 }
 
+@test "a dynamic section in a page past the end of the file: ld.so takes the SIGBUS, as directly, not tiexec" {
+	# probe-pie with its writable segment (which holds .dynamic) given no
+	# .bss and the file cut at that segment's first page: the kernel maps
+	# it all the same, and reading it raises SIGBUS.
+	local f=$BATS_TEST_TMPDIR/short out=$BATS_TEST_TMPDIR/out idx off fsz
+	cp "$FIXTURES/probe-pie" "$f"
+	# Its index among all program headers, offset and file size.
+	read -r idx off fsz < <(readelf -lW "$f" | awk '
+		/^Program Headers:/ { on = 1; next }
+		on && /^ *Type/ { next }
+		on && /^$/ { exit }
+		on && /^ *\[/ { next }
+		on { if ($1 == "LOAD" && $7 ~ /W/) { print i, $2, $5; exit } i++ }')
+	[ -n "$idx" ]
+	# p_memsz (at e_phoff 64 + 56 * idx + 40) = p_filesz, little-endian.
+	perl -e 'print pack("Q<", hex($ARGV[0]))' "$fsz" |
+		dd of="$f" bs=1 seek=$((64 + 56 * idx + 40)) conv=notrunc status=none
+	truncate -s $((off & ~4095)) "$f"
+	readelf -lW "$f" 2>/dev/null | grep -q "LOAD.*$(printf '0x%06x 0x%06x' $((fsz)) $((fsz))) RW"
+	status_of "$f" a
+	local dst=$st
+	[ "$dst" -eq 135 ] # SIGBUS, in ld.so
+	run --separate-stderr timeout 60 "$TIEXEC" -v "$f" a
+	[ "$status" -eq "$dst" ]
+	# tiexec got as far as ld.so, and said why there is no stage after it.
+	[[ "$stderr" == *"'$f': libraries left as ld.so maps them: the program has no writable dynamic section for tiexec's hook"* ]]
+}
+
 @test "a nonexistent program: status 127 and a message naming it" {
 	run -127 timeout 60 "$TIEXEC" --min-text=0 /nonexistent/x
 	[ "${#lines[@]}" -eq 1 ]
