@@ -89,7 +89,8 @@ static int map(const uint8_t *d, size_t n, const Elf64_Phdr *ph, unsigned phnum,
 		/* The first page whose file page lies wholly past the end. */
 		uint64_t vpg = p->p_vaddr & -PG, opg = p->p_offset & -PG, nup = (n + PG - 1) & -PG;
 		uint64_t eof_pg = nup > opg ? vpg + (nup - opg) : vpg;
-		uint64_t file_end = (p->p_vaddr + p->p_filesz + PG - 1) & -PG;
+		/* No file bytes: anonymous memory only, as the loader maps it. */
+		uint64_t file_end = p->p_filesz ? (p->p_vaddr + p->p_filesz + PG - 1) & -PG : vpg;
 		uint64_t end = (p->p_vaddr + p->p_memsz + PG - 1) & -PG;
 		for (uint64_t a = p->p_vaddr & -PG; a < end; a += PG)
 			bus[(a - lo) / PG] = a >= eof_pg && a < file_end;
