@@ -65,7 +65,7 @@ start_trace() {
 	TRACE_PID=$!
 	local i
 	for ((i = 0; i < 300; i++)); do
-		grep -q '^tiexec-trace: tracing' "$O/err" && return 0
+		grep -qs '^tiexec-trace: tracing' "$O/err" && return 0
 		kill -0 "$TRACE_PID" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -417,7 +417,7 @@ first_line() {
 	TRACE_PID=$!
 	local i
 	for ((i = 0; i < 300; i++)); do
-		grep -q '^tiexec-trace: tracing' "$O/err" && break
+		grep -qs '^tiexec-trace: tracing' "$O/err" && break
 		sleep 0.1
 	done
 	grep -q '^tiexec-trace: tracing' "$O/err" || { cat "$O/err"; false; }

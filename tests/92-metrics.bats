@@ -88,7 +88,7 @@ free_port() {
 	cp "$TIEXEC" "$T/tiexec"
 	"$BUILD/bpf/tiexec-trace" --loader "$T/tiexec" --counters "$T/counters" --duration 60 >/dev/null 2>"$T/trace.err" &
 	PIDS+=("$!")
-	for _ in $(seq 300); do grep -q '^tiexec-trace: tracing' "$T/trace.err" && break; sleep 0.1; done
+	for _ in $(seq 300); do grep -qs '^tiexec-trace: tracing' "$T/trace.err" && break; sleep 0.1; done
 	TIEXEC_CACHE= "$T/tiexec" --strategy=hugetlb "$FIXTURES/bigtext-pie" loop 1 >/dev/null
 	TIEXEC_CACHE= "$T/tiexec" "$FIXTURES/bigtext-pie" loop 1 >/dev/null
 	for _ in $(seq 50); do grep -q '^outcome loaded 2$' "$T/counters" 2>/dev/null && break; sleep 0.1; done
