@@ -5,8 +5,9 @@
  * tiexec to stay and something before that stage reads the link (audit
  * modules, $ORIGIN in the environment; a file capability must be gone
  * before any of them runs: stack.c decides), the link must nevertheless be
- * the program's from ld.so's first instruction on.  So every mapping of tiexec's file is replaced, at the same
- * address and with the same bytes and protection, by anonymous memory --
+ * the program's from ld.so's first instruction on.  So every mapping of
+ * tiexec's file is replaced, at the same address and with the same bytes
+ * and protection, by anonymous memory --
  * or, where MemoryDenyWriteExecute forbids making anonymous memory
  * executable, by a memfd named "tiexec".  Nothing moves, no pointer
  * changes; tiexec's .bss is anonymous already.

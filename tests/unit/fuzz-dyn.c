@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "arch_reloc.h"
 #include "elfcheck.h"
 #include "hookpoint.h"
 #include "image.h"
@@ -29,11 +30,11 @@ static uint8_t *region;
 static struct image prog, ld;
 
 /* A glibc ld.so as far as hookpoint.c looks: a dynamic section naming
- * DT_SONAME "ld-linux-x86-64.so.2" (ARCH_LDSO_GLIBC). */
+ * DT_SONAME ARCH_LDSO_GLIBC. */
 static void make_ld(void)
 {
 	static Elf64_Dyn dyn[4];
-	static const char str[] = "\0ld-linux-x86-64.so.2";
+	static const char str[] = "\0" ARCH_LDSO_GLIBC;
 	static uint8_t mem[PG] __attribute__((aligned(PG)));
 
 	memcpy(mem + 512, str, sizeof(str));
@@ -45,7 +46,7 @@ static void make_ld(void)
 	dyn[2].d_un.d_val = 1;
 	dyn[3].d_tag = DT_NULL;
 	memcpy(mem, dyn, sizeof(dyn));
-	ld.path = "/lib64/ld-linux-x86-64.so.2";
+	ld.path = "/lib64/" ARCH_LDSO_GLIBC;
 	ld.eh.e_phnum = 1;
 	ld.ph[0].p_type = PT_DYNAMIC;
 	ld.ph[0].p_memsz = sizeof(dyn);

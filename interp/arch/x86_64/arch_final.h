@@ -232,7 +232,7 @@ static inline long arch_gadget_zeroes(const unsigned char *p, size_t n)
 	size_t i = 2;
 	long regs = 0;
 
-	if (n < 3 || p[0] != 0x0f || p[1] != 0x05)
+	if (n < 3 || !arch_is_syscall(p))
 		return -1;
 	while (i < n) {
 		unsigned rex = 0;
