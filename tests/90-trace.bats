@@ -61,6 +61,9 @@ teardown() {
 # start_trace [ARGS...]: the tracer in the background (stdout $O/out, stderr
 # $O/err), once it is ready.  --duration bounds it if a test dies.
 start_trace() {
+	# The files of an earlier tracer go first: its "tracing" line would
+	# otherwise pass the wait below before this one has even started.
+	rm -f "$O/out" "$O/err"
 	"$TRACE" --duration 120 "$@" >"$O/out" 2>"$O/err" 3>&- &
 	TRACE_PID=$!
 	local i
