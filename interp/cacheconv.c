@@ -51,6 +51,10 @@ uint64_t cconv_parse_num(const char **s, unsigned base)
  * mapping.  Huge pages can only sit on the 2 MiB-aligned pieces inside a
  * mapping, so when the total covers all of those, each of them is huge;
  * otherwise we cannot tell which are, and claim none. */
+struct smaps_walk {
+	uint64_t lo, hi, huge; /* the mapping being read, its huge bytes */
+};
+
 static int all_inner(uint64_t lo, uint64_t hi, uint64_t huge)
 {
 	uint64_t a = tx_up(lo, CC_HUGE), b = tx_down(hi, CC_HUGE);
@@ -58,59 +62,92 @@ static int all_inner(uint64_t lo, uint64_t hi, uint64_t huge)
 	return a < b && huge >= b - a;
 }
 
+/* One line of smaps: a mapping's first ("lo-hi perms ...") settles the one
+ * before it; a huge-page total adds to the current one.  Returns 1 at the
+ * first mapping at or past b: nothing after it can matter. */
+static int smaps_line(const char *l, uint64_t a, uint64_t b, struct smaps_walk *w, uint8_t *hs)
+{
+	const char *v;
+
+	if ((*l >= '0' && *l <= '9') || (*l >= 'a' && *l <= 'f')) {
+		if (all_inner(w->lo, w->hi, w->huge))
+			mark(a, b, w->lo, w->hi, hs);
+		w->lo = cconv_parse_num(&l, 16);
+		l++;
+		w->hi = cconv_parse_num(&l, 16);
+		w->huge = 0;
+		return w->lo >= b;
+	}
+	if ((v = tx_skip(l, "FilePmdMapped:")) || (v = tx_skip(l, "ShmemPmdMapped:")) ||
+	    (v = tx_skip(l, "AnonHugePages:")) || (v = tx_skip(l, "Private_Hugetlb:")) ||
+	    (v = tx_skip(l, "Shared_Hugetlb:"))) {
+		while (*v == ' ')
+			v++;
+		w->huge += cconv_parse_num(&v, 10) * 1024;
+	}
+	return 0;
+}
+
+/* Read a page at a time and stopped at the first mapping past b: the
+ * kernel formats smaps as it is read (some 1.2 KiB and a page-table walk
+ * per mapping), and the text lies below ld.so, tiexec, the stack and the
+ * vDSO.  Streaming also has no limit on the number of mappings. */
 static int scan_smaps(uint64_t a, uint64_t b, uint8_t *hs)
 {
-	static char buf[1 << 16];
-	long n = 0, got;
+	static char buf[2 * CC_PAGE + 1];
+	struct smaps_walk w = { 0, 0, 0 };
+	uint64_t len = 0;
+	int past = 0, skip = 0;
+	long got;
 	int fd = (int)sys_openat(TX_AT_FDCWD, "/proc/self/smaps", O_RDONLY | O_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -1;
-	while (n < (long)sizeof(buf) - 1 && (got = sys_read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
-		n += got;
-	sys_close(fd);
-	buf[n] = '\0';
-
-	uint64_t lo = 0, hi = 0, huge = 0;
-	for (const char *l = buf; *l;) {
-		const char *v;
-		if ((*l >= '0' && *l <= '9') || (*l >= 'a' && *l <= 'f')) {
-			if (all_inner(lo, hi, huge))
-				mark(a, b, lo, hi, hs);
-			lo = cconv_parse_num(&l, 16);
-			l++;
-			hi = cconv_parse_num(&l, 16);
-			huge = 0;
-		} else if ((v = tx_skip(l, "FilePmdMapped:")) || (v = tx_skip(l, "ShmemPmdMapped:")) ||
-			   (v = tx_skip(l, "AnonHugePages:")) ||
-			   (v = tx_skip(l, "Private_Hugetlb:")) || (v = tx_skip(l, "Shared_Hugetlb:"))) {
-			while (*v == ' ')
-				v++;
-			huge += cconv_parse_num(&v, 10) * 1024;
+	while (!past && (got = sys_read(fd, buf + len, sizeof(buf) - 1 - len)) > 0) {
+		char *l = buf, *end = buf + len + (uint64_t)got;
+		*end = '\0';
+		for (char *nl = l; !past && nl < end; nl++) {
+			if (*nl != '\n')
+				continue;
+			*nl = '\0';
+			if (!skip)
+				past = smaps_line(l, a, b, &w, hs);
+			skip = 0;
+			l = nl + 1;
 		}
-		while (*l && *l != '\n')
-			l++;
-		if (*l)
-			l++;
+		/* A partial line moves to the front.  One longer than a page
+		 * (a mapping's long name) is read for what starts it, the
+		 * range, and its rest skipped. */
+		len = (uint64_t)(end - l);
+		if (len > CC_PAGE && !past) {
+			if (!skip)
+				past = smaps_line(l, a, b, &w, hs);
+			len = 0;
+			skip = 1;
+		}
+		for (uint64_t i = 0; i < len; i++)
+			buf[i] = l[i];
 	}
-	if (all_inner(lo, hi, huge))
-		mark(a, b, lo, hi, hs);
+	sys_close(fd);
+	if (!past && all_inner(w.lo, w.hi, w.huge))
+		mark(a, b, w.lo, w.hi, hs);
 	return 0;
 }
 
-int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
+/* PAGEMAP_SCAN (Linux 6.7): 0 when it answered, 1 when the kernel has
+ * none (not asked again). */
+static int scan_pagemap(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 {
 	struct tx_page_region v[32];
 	struct tx_pm_scan_arg arg;
 
-	cc_zero(hs, (b - a) / CC_HUGE);
 	if (c->pagemap_fd == -2) {
 		c->pagemap_fd = c->compat ? -1 : (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
 		if (c->pagemap_fd < 0)
 			c->pagemap_fd = -1;
 	}
 	if (c->pagemap_fd < 0)
-		return scan_smaps(a, b, hs);
+		return 1;
 	for (uint64_t at = a; at < b;) {
 		cc_zero((uint8_t *)&arg, sizeof(arg));
 		arg.size = sizeof(arg);
@@ -122,10 +159,10 @@ int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 		arg.return_mask = TX_PAGE_IS_HUGE;
 		long n = sys_ioctl(c->pagemap_fd, TX_PAGEMAP_SCAN, &arg);
 		if (n < 0) {
-			/* Before 6.7: ENOTTY.  Not asked again. */
+			/* Before 6.7: ENOTTY. */
 			sys_close(c->pagemap_fd);
 			c->pagemap_fd = -1;
-			return scan_smaps(a, b, hs);
+			return 1;
 		}
 		for (long i = 0; i < n; i++)
 			mark(a, b, v[i].start, v[i].end, hs);
@@ -136,9 +173,39 @@ int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 	return 0;
 }
 
+int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
+{
+	cc_zero(hs, (b - a) / CC_HUGE);
+	return scan_pagemap(c, a, b, hs) == 0 ? 0 : scan_smaps(a, b, hs);
+}
+
+int cconv_scan_shmem(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
+{
+	cc_zero(hs, (b - a) / CC_HUGE);
+	if (scan_pagemap(c, a, b, hs) == 0)
+		return 0;
+	if (c->compat != CCONV_COMPAT_5_10 && sys_madvise(a, b - a, MADV_COLLAPSE) == 0) {
+		mark(a, b, a, b, hs);
+		return 0;
+	}
+	return scan_smaps(a, b, hs);
+}
+
+long cconv_populate_shmem(const struct cconv *c, uint64_t a, uint64_t len)
+{
+	long e = c->compat == CCONV_COMPAT_5_10 ? -EINVAL : sys_madvise(a, len, MADV_POPULATE_READ);
+
+	if (e != -EINVAL)
+		return e;
+	for (uint64_t p = a; p < a + len; p += CC_HUGE)
+		(void)*(volatile uint8_t *)(uintptr_t)p;
+	return 0;
+}
+
 long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write)
 {
-	long e = c->compat ? -EINVAL : sys_madvise(a, len, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+	long e = c->compat == CCONV_COMPAT_5_10 ? -EINVAL
+						: sys_madvise(a, len, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
 
 	if (e != -EINVAL)
 		return e;

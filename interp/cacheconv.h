@@ -13,8 +13,10 @@
 struct cconv {
 	int pagemap_fd;           /* /proc/self/pagemap: -2 not opened yet, -1 unavailable */
 	int collapse_unsupported; /* MADV_COLLAPSE said EINVAL (no CONFIG_READ_ONLY_THP_FOR_FS) */
-	int compat;               /* behave as kernels before 5.14/6.7: no MADV_POPULATE_*, no PAGEMAP_SCAN */
+	int compat;               /* for tests: behave as an older kernel (CCONV_COMPAT_*) */
 };
+#define CCONV_COMPAT_5_10 1 /* no MADV_POPULATE_* (5.14), MADV_COLLAPSE (6.1) or PAGEMAP_SCAN (6.7) */
+#define CCONV_COMPAT_6_1 2  /* no PAGEMAP_SCAN */
 #define CCONV_INIT(compat_) { -2, 0, (compat_) }
 
 /* The file and the mapping to convert. */
@@ -60,6 +62,14 @@ uint64_t cconv_parse_num(const char **s, unsigned base);
  * covers all of them.  Returns 0, or -1 when the kernel cannot tell. */
 int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs);
 
+/* cconv_scan for a private mapping of a file on a tmpfs mounted
+ * huge=always (the text cache), faulted in.  Between PAGEMAP_SCAN and
+ * smaps, MADV_COLLAPSE: on shmem (Linux 6.1) it succeeds only once every
+ * piece of the range is PMD-mapped, mapping any huge folio that is not,
+ * at about 2 us a piece, where smaps costs some 4 us per MiB of huge
+ * folios (it weighs each 4 KiB page of them). */
+int cconv_scan_shmem(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs);
+
 /* Whether any page of [a, b) is no longer the file's: anonymous, present
  * or swapped out (a private copy made by writing: text relocations, a
  * patch).  PAGEMAP_SCAN asks in one call; before 6.7 /proc/self/pagemap is
@@ -70,6 +80,10 @@ int cconv_changed(struct cconv *c, uint64_t a, uint64_t b);
 /* Faults [a, a + len) in: MADV_POPULATE_READ/WRITE (Linux 5.14), else one
  * touch per page.  Returns 0 or a negative errno. */
 long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write);
+/* The same for a mapping like cconv_scan_shmem's, where the first fault
+ * in a 2 MiB piece maps all of it: without MADV_POPULATE_READ, one touch
+ * per piece (a piece whose folios are small is left to fault later). */
+long cconv_populate_shmem(const struct cconv *c, uint64_t a, uint64_t len);
 
 /* Faults r's mapping in and makes its pieces huge where the page cache
  * allows: MADV_COLLAPSE where the kernel has it for file text, else the

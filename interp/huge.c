@@ -39,8 +39,8 @@
 #include "sys.h"
 #include "thpenv.h"
 
-/* TX_COMPAT=1 builds a test-only loader that behaves as on kernels before
- * 5.14/6.7: no MADV_POPULATE_*, no PAGEMAP_SCAN. */
+/* TX_COMPAT=1 (CCONV_COMPAT_5_10) builds a test-only loader that behaves
+ * as on Linux 5.10: no MADV_POPULATE_*, MADV_COLLAPSE or PAGEMAP_SCAN. */
 #ifndef TX_COMPAT
 #define TX_COMPAT 0
 #endif
@@ -467,7 +467,7 @@ static void cache_pieces(const struct huge_req *r, struct huge_result *res, cons
 			}
 		return;
 	}
-	if (populate(a, b - a, 0) < 0 || scan_huge(a, b, hs) < 0) {
+	if (cconv_populate_shmem(&cc, a, b - a) < 0 || cconv_scan_shmem(&cc, a, b, hs) < 0) {
 		note(res, "cache: cannot fault in or verify the text");
 		return;
 	}

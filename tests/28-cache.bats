@@ -133,7 +133,8 @@ stop() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"'$C/ramfs/big': 62.0 of 64.0 MiB text on 2 MiB pages (file 0.0, cache 62.0, thp 0.0), 2.0 on 4 KiB"* ]]
 	[[ "$output" == *"$direct"* ]]
-	# As on kernels before 6.7 (no PAGEMAP_SCAN: smaps tells).
+	# As on Linux 5.10 (no MADV_POPULATE_READ, MADV_COLLAPSE or PAGEMAP_SCAN:
+	# one touch a piece, and smaps tells).
 	run_t "$BUILD/interp/tiexec-compat" -v "$C/ramfs/big" loop 100000
 	[[ "$output" == *"(file 0.0, cache 62.0, thp 0.0)"* ]]
 	start "$TIEXEC" "$C/ramfs/big"
