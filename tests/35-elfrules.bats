@@ -168,7 +168,7 @@ PY
 	}
 	local lo=65536 hi=4194304 mid
 	runs_under "$hi" "$D/xexec" "$T/big"
-	! runs_under "$lo" "$D/xexec" "$T/big"
+	! runs_under "$lo" "$D/xexec" "$T/big" || false
 	while ((hi - lo > 64)); do
 		mid=$(((lo + hi) / 2))
 		if runs_under "$mid" "$D/xexec" "$T/big"; then hi=$mid; else lo=$mid; fi

@@ -232,7 +232,7 @@ stop_waiting() {
 	[ -e /etc/systemd/system/timers.target.wants/tiexec-metrics.timer ]
 	grep -qx 'ConditionPathIsDirectory=/var/lib/prometheus/node-exporter' /lib/systemd/system/tiexec-metrics.service
 	grep -q '^ExecStart=/usr/bin/tiexec-stat --prometheus --output /var/lib/prometheus/node-exporter/tiexec.prom$' /lib/systemd/system/tiexec-metrics.service
-	! grep -v '^#' /etc/tiexec/warm.conf | grep -q .
+	! grep -v '^#' /etc/tiexec/warm.conf | grep -q . || false
 	/usr/bin/tiexec-warm --check
 	/usr/bin/tiexec-warm --check --config /etc/tiexec/warm.conf
 	# The text cache's mount unit is shipped; without systemd (here, when
@@ -296,7 +296,7 @@ stop_waiting() {
 	done <"$STATE/new-dirs"
 	if present tiexec || present tiexec-trace; then echo "still known to dpkg"; return 1; fi
 	if [ -n "$cached" ]; then
-		! mountpoint -q /run/tiexec/text
+		! mountpoint -q /run/tiexec/text || false
 		[ ! -e /run/tiexec ]
 	fi
 
