@@ -53,6 +53,7 @@ struct exec {
 	int binfmt;             /* started by binfmt_misc */
 	int reexec;             /* a program re-executing /proc/self/exe (TIEXEC_EXE) */
 	int caps_opted;         /* the file-capability opt-in (caps.h); stack clears it */
+	int ld_audit;           /* LD_AUDIT is set (read here: the environment's strings move) */
 	struct fd_budget fds;   /* RLIMIT_NOFILE borrowed (fds.h); later stages restore it */
 	struct opts env_o, cli_o; /* what the environment and the command line set */
 	struct opts opt;        /* in effect; load merges the note in */

@@ -167,6 +167,7 @@ static void settings_from_env(struct exec *ex)
 	}
 	opts_merge(&ex->opt, &ex->env_o);
 	report_set_verbose(ex->opt.verbose);
+	ex->ld_audit = env_get(ex->s.envp, "LD_AUDIT") != NULL;
 }
 
 /* Without flag C binfmt_misc runs us with the caller's credentials: a

@@ -4,6 +4,7 @@
 #include "bits.h"
 #include "cacheconv.h"
 #include "elfcheck.h"
+#include "sys.h"
 
 static int skipped(uint64_t lo, uint64_t hi, const struct range *skip, unsigned nskip)
 {
@@ -74,4 +75,83 @@ unsigned libfind(char *maps, uint64_t min_text, const struct range *skip, unsign
 		l = next;
 	}
 	return k;
+}
+
+/* The public head of ld.so's link_map and r_debug (<link.h>). */
+struct lm_head {
+	uint64_t addr, name, ld, next, prev;
+};
+struct rdebug_head {
+	int32_t version;
+	uint64_t map;
+};
+
+static int peek(long pid, uint64_t addr, void *dst, size_t n)
+{
+	struct tx_iovec l = { dst, n }, r = { (void *)(uintptr_t)addr, n };
+
+	return sys_process_vm_readv(pid, &l, 1, &r, 1) == (long)n ? 0 : -1;
+}
+
+/* 1 when the object at base has an executable segment libfind would take,
+ * or cannot be read; 0 when it has none.  One read takes the ELF header
+ * and, where they follow it as usual, the program headers (the first page
+ * is mapped whole). */
+static int worth_a_look(long pid, uint64_t base, uint64_t min_text, const struct range *skip, unsigned nskip)
+{
+	static union {
+		Elf64_Ehdr eh;
+		uint8_t b[1024];
+	} u;
+	static Elf64_Phdr phs[64];
+	const Elf64_Ehdr *eh = &u.eh;
+	const Elf64_Phdr *ph;
+
+	if (peek(pid, base, &u, sizeof(u)) != 0 || eh->e_ident[EI_MAG0] != ELFMAG0 ||
+	    eh->e_ident[EI_MAG1] != ELFMAG1 || eh->e_ident[EI_MAG2] != ELFMAG2 || eh->e_ident[EI_MAG3] != ELFMAG3 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh->e_phnum > sizeof(phs) / sizeof(phs[0]))
+		return 1;
+	uint64_t phoff = eh->e_phoff, phlen = eh->e_phnum * sizeof(Elf64_Phdr);
+	if (phoff % 8 == 0 && phoff <= sizeof(u) && phlen <= sizeof(u) - phoff)
+		ph = (const Elf64_Phdr *)(const void *)(u.b + phoff);
+	else if (peek(pid, base + phoff, phs, phlen) == 0)
+		ph = phs;
+	else
+		return 1;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
+			continue;
+		uint64_t lo = tx_down(base + ph[i].p_vaddr, TX_PAGE), hi = tx_up(base + ph[i].p_vaddr + ph[i].p_memsz, TX_PAGE);
+		if (hi > lo && !skipped(lo, hi, skip, nskip) && hi - lo >= min_text &&
+		    tx_up(lo, TX_HUGE) + TX_HUGE <= tx_down(hi, TX_HUGE))
+			return 1;
+	}
+	return 0;
+}
+
+int libfind_none_listed(const Elf64_Dyn *dyn, size_t nd, uint64_t min_text, const struct range *skip,
+			unsigned nskip)
+{
+	uint64_t rdebug = 0;
+	struct rdebug_head rd;
+	struct lm_head lm;
+	long pid = sys_getpid();
+
+	for (size_t i = 0; dyn && i < nd && dyn[i].d_tag != DT_NULL; i++) {
+		if (dyn[i].d_tag == DT_AUDIT || dyn[i].d_tag == DT_DEPAUDIT)
+			return 0;
+		if (dyn[i].d_tag == DT_DEBUG)
+			rdebug = dyn[i].d_un.d_ptr;
+	}
+	if (!rdebug || peek(pid, rdebug, &rd, sizeof(rd)) != 0 || rd.version < 1)
+		return 0;
+	/* A list longer than this is taken for a loop. */
+	for (unsigned n = 0; rd.map; rd.map = lm.next) {
+		if (++n > 4096 || peek(pid, rd.map, &lm, sizeof(lm)) != 0)
+			return 0;
+		if (lm.ld != (uint64_t)(uintptr_t)dyn && worth_a_look(pid, lm.addr, min_text, skip, nskip))
+			return 0;
+	}
+	return 1;
 }

@@ -3,6 +3,8 @@
  * own. */
 #pragma once
 
+#include <elf.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* One executable file mapping, as maps lists it. */
@@ -24,3 +26,17 @@ struct range {
  * libs[] (at most max).  Returns how many. */
 unsigned libfind(char *maps, uint64_t min_text, const struct range *skip, unsigned nskip,
 		 struct lib *libs, unsigned max);
+
+/* Whether ld.so's list of the objects it loaded shows none worth placing,
+ * so that maps need not be read (some 50 us, most of it the first open of
+ * /proc/self in a new process).  The list is r_debug's (<link.h>, the same
+ * in musl), found through the DT_DEBUG entry of dyn, the program's dynamic
+ * section as ld.so left it (nd entries).  Each object's executable PT_LOADs
+ * are judged as libfind judges a mapping, the program's own (its l_ld is
+ * dyn) left out.  0 whenever it cannot tell: no DT_DEBUG, an audit module
+ * named by DT_AUDIT or DT_DEPAUDIT (loaded in a namespace of its own, not
+ * listed), memory that does not read back, an object whose base holds no
+ * ELF header.  Memory is read with process_vm_readv, so a bad pointer is
+ * an error, not a fault. */
+int libfind_none_listed(const Elf64_Dyn *dyn, size_t nd, uint64_t min_text, const struct range *skip,
+			unsigned nskip);

@@ -309,6 +309,19 @@ static unsigned not_libraries(const struct exec *ex, struct range *r)
 	return n;
 }
 
+/* Whether ld.so's own list shows no library worth placing (libfind.h).
+ * Asked only from the preinit hook, before any initializer could have
+ * loaded one in another namespace, and without LD_AUDIT (its modules are
+ * not listed). */
+static int nothing_listed(const struct exec *ex, const struct opts *o, const struct range *skip, unsigned nskip)
+{
+	size_t nd = 0;
+	const Elf64_Dyn *dyn = image_dynamic(&ex->prog, 0, &nd);
+
+	return ex->hp.kind == HOOK_PREINIT && !ex->ld_audit &&
+	       libfind_none_listed(dyn, nd, o->min_text, skip, nskip);
+}
+
 void libs_stage(struct exec *ex)
 {
 	static struct lib libs[LIBS_MAX];
@@ -318,14 +331,19 @@ void libs_stage(struct exec *ex)
 
 	self_reattach(ex->traced_fd);
 	ex->traced_fd = -1;
-	uint64_t t0 = now_ns(), reported = 0, cap;
+	uint64_t t0 = now_ns(), reported = 0, cap = 0;
+	char *maps = NULL;
+	unsigned n = 0;
 
 	o.round_out = 0; /* a library's neighbours are not ours to cover */
-	char *maps = maps_read(&cap);
-	if (!maps)
-		verbose_note(prog, "libraries left as ld.so mapped them: /proc/self/maps cannot be read "
-				   "(/proc not mounted?)");
-	unsigned n = libfind(maps, o.min_text, skip, not_libraries(ex, skip), libs, LIBS_MAX);
+	unsigned nskip = not_libraries(ex, skip);
+	if (!nothing_listed(ex, &o, skip, nskip)) {
+		maps = maps_read(&cap);
+		if (!maps)
+			verbose_note(prog, "libraries left as ld.so mapped them: /proc/self/maps cannot be read "
+					   "(/proc not mounted?)");
+		n = libfind(maps, o.min_text, skip, nskip, libs, LIBS_MAX);
+	}
 	for (unsigned i = 0; i < n; i++)
 		reported += (uint64_t)place_lib(prog, ex->cache_dir, &libs[i], &o);
 	maps_free(maps, cap);

@@ -181,7 +181,7 @@ static int exe_needed_before_hook(const struct exec *ex)
 	const char *llp = env_get(ex->s.envp, "LD_LIBRARY_PATH");
 	const char *pre = env_get(ex->s.envp, "LD_PRELOAD");
 
-	return caps_from_file(ex->aux) || env_get(ex->s.envp, "LD_AUDIT") || (llp && origin_has(llp)) ||
+	return caps_from_file(ex->aux) || ex->ld_audit || (llp && origin_has(llp)) ||
 	       (pre && origin_has(pre));
 }
 

@@ -149,6 +149,16 @@ static inline long sys_prlimit(int res, const struct tx_rlimit *nw, struct tx_rl
 }
 static inline long sys_readlinkat(int dfd, const char *p, char *b, size_t n) { return SC(__NR_readlinkat, dfd, p, b, n, 0, 0); }
 static inline long sys_fcntl(int fd, int cmd, long arg) { return SC(__NR_fcntl, fd, cmd, arg, 0, 0, 0); }
+static inline long sys_getpid(void) { return SC(__NR_getpid, 0, 0, 0, 0, 0, 0); }
+struct tx_iovec {
+	void *base;
+	size_t len;
+};
+static inline long sys_process_vm_readv(long pid, const struct tx_iovec *l, unsigned long nl,
+					const struct tx_iovec *r, unsigned long nr)
+{
+	return SC(__NR_process_vm_readv, pid, l, nl, r, nr, 0);
+}
 static inline __attribute__((noreturn)) void sys_exit(int code)
 {
 	for (;;)

@@ -151,6 +151,31 @@ lib_pmd() {
 	[ "$huge" -eq "$aligned" ]
 }
 
+@test "ld.so's own list first: /proc/self/maps is read only when a library there may be worth placing" {
+	command -v strace >/dev/null || skip_unsupported "strace is not installed"
+	local st=$BATS_TEST_TMPDIR/st
+	# maps_read CMD...: "yes" when CMD (through tiexec) opened
+	# /proc/self/maps, else "no" ("failed" when it did not run).
+	maps_read() {
+		strace -f -e trace=openat -o "$st" "$@" >/dev/null 2>"$st.err" || { echo failed; return; }
+		grep -q '"/proc/self/maps"' "$st" && echo yes || echo no
+	}
+	# Only small libraries (libc): the list says so, maps is not read.
+	[ "$(maps_read "$TIEXEC" /bin/true)" = no ]
+	# The 16 MiB library: read, and placed.
+	[ "$(maps_read "$TIEXEC" -v ./bl loop 10)" = yes ]
+	grep -q "library '$D/libbl.so': .* MiB text on 2 MiB pages" "$st.err"
+	# The same with --min-text above it: the list says none.
+	[ "$(maps_read "$TIEXEC" --min-text=32M ./bl loop 10)" = no ]
+	# An audit module is not on the list: maps is read.
+	[ "$(maps_read env LD_AUDIT="$FIXTURES/libctor.so" "$TIEXEC" /bin/true)" = yes ]
+	# musl runs no preinit array: its hook is at the program's entry, after
+	# the initializers, which may have loaded what the list does not show.
+	if [ -x musl/mbl ]; then
+		[ "$(maps_read "$TIEXEC" --min-text=32M musl/mbl loop 10)" = yes ]
+	fi
+}
+
 @test "a library constructor's thread runs correct code in placed text (constructors run after placement)" {
 	for s in auto thp; do
 		drop_cache libbl.so
@@ -182,7 +207,7 @@ lib_pmd() {
 	maps=$(cat "/proc/$pid/maps")
 	exec {P[1]}>&-
 	wait "$pid" || true
-	! grep -q 'tiexec\|memfd' <<<"$maps"
+	! grep -q 'tiexec\|memfd' <<<"$maps" || false
 }
 
 # mask: addresses as 0xADDR, so that two runs compare.
@@ -244,7 +269,7 @@ mask() {
 	# (the test above).
 	run_t strace -f -e trace=openat -o "$BATS_TEST_TMPDIR/st" "$TIEXEC" "$o/probe-pie" a
 	[ "$status" -eq 0 ]
-	! grep -q '"/proc/self/exe"' "$BATS_TEST_TMPDIR/st"
+	! grep -q '"/proc/self/exe"' "$BATS_TEST_TMPDIR/st" || false
 	run_t strace -f -e trace=openat -o "$BATS_TEST_TMPDIR/st" env LD_AUDIT="$FIXTURES/libctor.so" "$TIEXEC" "$o/probe-pie" a
 	grep -q '"/proc/self/exe"' "$BATS_TEST_TMPDIR/st"
 }

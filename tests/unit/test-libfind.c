@@ -1,5 +1,6 @@
 /* The library finder (interp/libfind.c) on /proc/self/maps text: which
- * mappings the stage after ld.so places. */
+ * mappings the stage after ld.so places; and libfind_none_listed on a
+ * made-up r_debug list in this process's memory. */
 #include <string.h>
 
 #include "libfind.h"
@@ -14,6 +15,108 @@ static unsigned find(const char *text, uint64_t min_text, const struct range *sk
 {
 	strcpy(maps, text);
 	return libfind(maps, min_text, skip, nskip, libs, 8);
+}
+
+/* ---- libfind_none_listed ---------------------------------------------- */
+
+/* <link.h>'s public parts, as ld.so lays them out. */
+struct lm {
+	uint64_t addr;
+	const char *name;
+	const void *ld;
+	struct lm *next, *prev;
+};
+struct rdebug {
+	int version;
+	struct lm *map;
+};
+
+/* An object's first page: its ELF header and one executable PT_LOAD of
+ * memsz bytes at vaddr (program headers at phoff). */
+struct obj {
+	_Alignas(4096) uint8_t page[8192];
+};
+
+static uint64_t make_obj(struct obj *o, uint64_t vaddr, uint64_t memsz, uint64_t phoff)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)(void *)o->page;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(void *)(o->page + phoff);
+
+	memset(o, 0, sizeof(*o));
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_phoff = phoff;
+	eh->e_phentsize = sizeof(Elf64_Phdr);
+	eh->e_phnum = 2;
+	ph[0].p_type = PT_LOAD; /* the read-only first segment */
+	ph[0].p_flags = PF_R;
+	ph[0].p_memsz = 4096;
+	ph[1].p_type = PT_LOAD;
+	ph[1].p_flags = PF_R | PF_X;
+	ph[1].p_vaddr = vaddr;
+	ph[1].p_memsz = memsz;
+	return (uint64_t)(uintptr_t)o;
+}
+
+static struct obj progo, smallo, bigo, farpho;
+static struct lm ents[4];
+static struct rdebug rd;
+static Elf64_Dyn dyn[4];
+
+/* ents[0..n) chained from rd; dyn with DT_DEBUG (tag) and DT_NULL. */
+static void chain(unsigned n, Elf64_Sxword tag)
+{
+	for (unsigned i = 0; i < n; i++)
+		ents[i].next = i + 1 < n ? &ents[i + 1] : NULL;
+	rd.version = 1;
+	rd.map = &ents[0];
+	memset(dyn, 0, sizeof(dyn));
+	dyn[0].d_tag = tag;
+	dyn[0].d_un.d_ptr = (uint64_t)(uintptr_t)&rd;
+}
+
+static void listed_cases(void)
+{
+	const uint64_t min = 2 * MIB;
+
+	ents[0] = (struct lm){ make_obj(&progo, 0x200000, 64 * MIB, 64), "", dyn, 0, 0 };
+	ents[1] = (struct lm){ make_obj(&smallo, 0x1000, 1 * MIB, 64), "/lib/libsmall.so", &smallo, 0, 0 };
+	ents[2] = (struct lm){ make_obj(&bigo, 0x200000, 16 * MIB, 64), "/lib/libbig.so", &bigo, 0, 0 };
+	chain(2, DT_DEBUG);
+	ok(libfind_none_listed(dyn, 4, min, NULL, 0) == 1, "listed: the program (its l_ld is dyn) and a small library: none");
+	chain(3, DT_DEBUG);
+	ok(libfind_none_listed(dyn, 4, min, NULL, 0) == 0, "listed: a 16 MiB library: look");
+	ok(libfind_none_listed(dyn, 4, 32 * MIB, NULL, 0) == 1, "listed: --min-text above it: none");
+	struct range sk = { ents[2].addr, ents[2].addr + 32 * MIB };
+	ok(libfind_none_listed(dyn, 4, min, &sk, 1) == 1, "listed: the big one in a skip range (ld.so, tiexec): none");
+	ents[2].addr = make_obj(&bigo, 0x1000, 2 * MIB, 64);
+	ok(libfind_none_listed(dyn, 4, min, NULL, 0) == 1, "listed: 2 MiB of text holding no whole aligned piece: none");
+	ents[2].addr = make_obj(&farpho, 0x200000, 16 * MIB, 4096);
+	ok(libfind_none_listed(dyn, 4, min, NULL, 0) == 0, "listed: program headers past the first KiB are read too");
+
+	chain(2, DT_DEBUG);
+	dyn[1].d_tag = DT_AUDIT;
+	ok(libfind_none_listed(dyn, 4, min, NULL, 0) == 0, "DT_AUDIT (modules not listed): look");
+	chain(2, DT_NULL);
+	ok(libfind_none_listed(dyn, 4, min, NULL, 0) == 0, "no DT_DEBUG: look");
+	chain(2, DT_DEBUG);
+	dyn[0].d_un.d_ptr = 0;
+	ok(libfind_none_listed(dyn, 4, min, NULL, 0) == 0, "DT_DEBUG not filled in: look");
+	chain(2, DT_DEBUG);
+	rd.version = 0;
+	ok(libfind_none_listed(dyn, 4, min, NULL, 0) == 0, "r_version 0: look");
+	chain(2, DT_DEBUG);
+	ents[1].addr = (uint64_t)(uintptr_t)&rd; /* no ELF header there */
+	ok(libfind_none_listed(dyn, 4, min, NULL, 0) == 0, "an object without its ELF header at its base: look");
+	ents[1].addr = 0x1000; /* unmapped: an error, not a fault */
+	ok(libfind_none_listed(dyn, 4, min, NULL, 0) == 0, "an object at an unmapped base: look, no fault");
+	ents[1].addr = make_obj(&smallo, 0x1000, 1 * MIB, 64);
+	chain(2, DT_DEBUG);
+	ents[1].next = &ents[1];
+	ok(libfind_none_listed(dyn, 4, min, NULL, 0) == 0, "a list that loops: look");
+	chain(2, DT_DEBUG);
+	ents[1].next = (struct lm *)(uintptr_t)0x1000;
+	ok(libfind_none_listed(dyn, 4, min, NULL, 0) == 0, "a list into unmapped memory: look");
 }
 
 int main(void)
@@ -59,5 +162,6 @@ int main(void)
 
 	strcpy(maps, text);
 	ok(libfind(maps, 0, &prog, 1, libs, 1) == 1, "at most max");
+	listed_cases();
 	return tap_done();
 }
