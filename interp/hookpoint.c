@@ -130,31 +130,35 @@ void hookpoint_fill(const struct hookpoint *hp, uint64_t final)
 		a[1 + i] = o[i];
 }
 
-/* e written back.  Where it lies in pages ld.so has made read-only --
- * PT_GNU_RELRO with both ends rounded down to a page, as glibc's
- * _dl_protect_relro does -- those pages are made writable around the
- * write and read-only again; any other page is as the program's segment
- * left it (image_dynamic took only a writable one). */
-static void put_back(const struct hookpoint *hp, Elf64_Dyn *e, const Elf64_Dyn *was)
+/* The part of [lo, hi) in pages ld.so has made read-only: PT_GNU_RELRO
+ * with both ends rounded down to a page, as glibc's _dl_protect_relro
+ * does.  Empty (lo >= hi) when none is. */
+static void relro_part(const struct hookpoint *hp, uint64_t *lo, uint64_t *hi)
 {
-	uint64_t a = (uint64_t)(uintptr_t)e;
-	uint64_t lo = tx_down(a, TX_PAGE), hi = tx_up(a + sizeof(*e), TX_PAGE);
 	uint64_t ro_lo = tx_down(hp->relro_lo, TX_PAGE), ro_hi = tx_down(hp->relro_hi, TX_PAGE);
 
-	lo = lo > ro_lo ? lo : ro_lo;
-	hi = hi < ro_hi ? hi : ro_hi;
-	int ro = lo < hi;
-	if (ro && sys_mprotect(lo, hi - lo, PROT_READ | PROT_WRITE) < 0)
-		return;
-	*e = *was;
-	if (ro)
-		sys_mprotect(lo, hi - lo, PROT_READ);
+	*lo = *lo > ro_lo ? *lo : ro_lo;
+	*hi = *hi < ro_hi ? *hi : ro_hi;
 }
 
+/* The two entries written back.  Read-only pages among theirs are made
+ * writable around the writes and read-only again, once for both (they
+ * share a page but for a .dynamic across a page boundary); any other page
+ * is as the program's segment left it (image_dynamic took only a writable
+ * one). */
 void hookpoint_restore(const struct hookpoint *hp)
 {
 	if (hp->kind != HOOK_PREINIT)
 		return;
-	put_back(hp, hp->arr, &hp->saved[0]);
-	put_back(hp, hp->size, &hp->saved[1]);
+	uint64_t a = (uint64_t)(uintptr_t)hp->arr, b = (uint64_t)(uintptr_t)hp->size;
+	uint64_t lo = tx_down(a < b ? a : b, TX_PAGE);
+	uint64_t hi = tx_up((a > b ? a : b) + sizeof(Elf64_Dyn), TX_PAGE);
+
+	relro_part(hp, &lo, &hi);
+	if (lo < hi && sys_mprotect(lo, hi - lo, PROT_READ | PROT_WRITE) < 0)
+		return;
+	*hp->arr = hp->saved[0];
+	*hp->size = hp->saved[1];
+	if (lo < hi)
+		sys_mprotect(lo, hi - lo, PROT_READ);
 }
