@@ -140,18 +140,26 @@ say cache-lib "$(lib_placed "$T/clib")"
 say cache-lib-why "$(grep "library" "$T/clib" | grep -v ' MiB text on 2 MiB pages (' | sed "s/^tiexec: '[^']*': library '[^']*': //" | head -1)"
 /usr/local/bin/bash -c '
 	med() { printf "%s\n" "$@" | sort -n | sed -n "$((($# + 1) / 2))p"; }
-	for p in "$2" "$3"; do
-		for n in 1 100; do
-			d=() t=()
-			for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
-				a=${EPOCHREALTIME/./}; "$p" loop $n >/dev/null; b=${EPOCHREALTIME/./}
-				"$1" "$p" loop $n >/dev/null; c=${EPOCHREALTIME/./}
-				d+=($((b - a))) t+=($((c - b)))
+	d=$1 fs=$2
+	# The same again with address-space randomisation off on both sides
+	# (mdwe no-aslr): TCG translates code again wherever it lands anew,
+	# which weighs on a randomly placed loader and ld.so at every start.
+	for nr in "" -nr; do
+		pre=()
+		[ -z "$nr" ] || pre=("$d/mdwe" no-aslr)
+		for p in "$d/big" "$d/big-static"; do
+			for n in 1 100; do
+				x=() t=()
+				for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+					a=${EPOCHREALTIME/./}; "${pre[@]}" "$p" loop $n >/dev/null; b=${EPOCHREALTIME/./}
+					"${pre[@]}" "$d/tiexec" "$p" loop $n >/dev/null; c=${EPOCHREALTIME/./}
+					x+=($((b - a))) t+=($((c - b)))
+				done
+				k=cache-start; [ $n = 1 ] || k=cache-run
+				echo "TX $fs $k$nr-${p##*/} $(med "${t[@]}") $(med "${x[@]}")"
 			done
-			k=cache-start; [ $n = 1 ] || k=cache-run
-			echo "TX $4 $k-${p##*/} $(med "${t[@]}") $(med "${d[@]}")"
 		done
-	done' _ "$d/tiexec" "$d/big" "$d/big-static" "$fs"
+	done' _ "$d" "$fs"
 n=0
 while umount /run/tiexec/text 2>/dev/null && [ $n -lt 5 ]; do n=$((n + 1)); done
 # Where ld.so puts the 16 MiB library, modulo 2 MiB, over 20 direct starts:
