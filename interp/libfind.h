@@ -28,7 +28,7 @@ unsigned libfind(char *maps, uint64_t min_text, const struct range *skip, unsign
 		 struct lib *libs, unsigned max);
 
 /* Whether ld.so's list of the objects it loaded shows none worth placing,
- * so that maps need not be read (some 50 us, most of it the first open of
+ * so that maps need not be read (some 50 us, half of it the first open of
  * /proc/self in a new process).  The list is r_debug's (<link.h>, the same
  * in musl), found through the DT_DEBUG entry of dyn, the program's dynamic
  * section as ld.so left it (nd entries).  Each object's executable PT_LOADs
