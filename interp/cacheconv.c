@@ -47,14 +47,14 @@ uint64_t cconv_parse_num(const char **s, unsigned base)
 	}
 }
 
-/* Before Linux 6.7 (no PAGEMAP_SCAN): /proc/self/smaps only has totals per
- * mapping.  Huge pages can only sit on the 2 MiB-aligned pieces inside a
- * mapping, so when the total covers all of those, each of them is huge;
- * otherwise we cannot tell which are, and claim none. */
 struct smaps_walk {
 	uint64_t lo, hi, huge; /* the mapping being read, its huge bytes */
 };
 
+/* Before Linux 6.7 (no PAGEMAP_SCAN): /proc/self/smaps only has totals per
+ * mapping.  Huge pages can only sit on the 2 MiB-aligned pieces inside a
+ * mapping, so when the total covers all of those, each of them is huge;
+ * otherwise we cannot tell which are, and claim none. */
 static int all_inner(uint64_t lo, uint64_t hi, uint64_t huge)
 {
 	uint64_t a = tx_up(lo, CC_HUGE), b = tx_down(hi, CC_HUGE);
