@@ -180,8 +180,10 @@ cached_kb() {
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" == "measured: FilePmdMapped in /proc/self/smaps"* ]]
 	run_t "$WARM" --check "$D/lib.so"
+	echo "PAGEMAP_SCAN: $output"
 	[ "$status" -eq 0 ]
-	TIEXEC_WARM_COMPAT=1 run_t "$WARM" --check "$D/lib.so"
+	TIEXEC_WARM_COMPAT=1 run_t "$WARM" --check -v "$D/lib.so"
+	echo "smaps: $output"
 	[ "$status" -eq 0 ]
 }
 
