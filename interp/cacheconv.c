@@ -191,25 +191,15 @@ int cconv_scan_shmem(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 	return scan_smaps(a, b, hs);
 }
 
-long cconv_populate_shmem(const struct cconv *c, uint64_t a, uint64_t len)
-{
-	long e = c->compat == CCONV_COMPAT_5_10 ? -EINVAL : sys_madvise(a, len, MADV_POPULATE_READ);
-
-	if (e != -EINVAL)
-		return e;
-	for (uint64_t p = a; p < a + len; p += CC_HUGE)
-		(void)*(volatile uint8_t *)(uintptr_t)p;
-	return 0;
-}
-
-long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write)
+/* MADV_POPULATE_READ/WRITE (Linux 5.14), else a touch every step bytes. */
+static long populate_by(const struct cconv *c, uint64_t a, uint64_t len, int write, uint64_t step)
 {
 	long e = c->compat == CCONV_COMPAT_5_10 ? -EINVAL
 						: sys_madvise(a, len, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
 
 	if (e != -EINVAL)
 		return e;
-	for (uint64_t p = a; p < a + len; p += CC_PAGE) {
+	for (uint64_t p = a; p < a + len; p += step) {
 		volatile uint8_t *q = (volatile uint8_t *)(uintptr_t)p;
 		if (write)
 			*q = 0;
@@ -217,6 +207,16 @@ long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write)
 			(void)*q;
 	}
 	return 0;
+}
+
+long cconv_populate_shmem(const struct cconv *c, uint64_t a, uint64_t len)
+{
+	return populate_by(c, a, len, 0, CC_HUGE);
+}
+
+long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write)
+{
+	return populate_by(c, a, len, write, CC_PAGE);
 }
 
 static int changed_by_pagemap(uint64_t a, uint64_t b)

@@ -6,12 +6,22 @@
 #include "elfcheck.h"
 #include "sys.h"
 
+#include <string.h>
+
 static int skipped(uint64_t lo, uint64_t hi, const struct range *skip, unsigned nskip)
 {
 	for (unsigned i = 0; i < nskip; i++)
 		if (lo < skip[i].hi && hi > skip[i].lo)
 			return 1;
 	return 0;
+}
+
+/* Text at [lo, hi) worth placing: outside skip[], min_text bytes or more,
+ * holding a whole 2 MiB piece. */
+static int worth_placing(uint64_t lo, uint64_t hi, uint64_t min_text, const struct range *skip, unsigned nskip)
+{
+	return hi > lo && !skipped(lo, hi, skip, nskip) && hi - lo >= min_text &&
+	       tx_up(lo, TX_HUGE) + TX_HUGE <= tx_down(hi, TX_HUGE);
 }
 
 /* Steps over the separator c, if it is there. */
@@ -68,9 +78,7 @@ unsigned libfind(char *maps, uint64_t min_text, const struct range *skip, unsign
 		char *next = *e ? e + 1 : e;
 		*e = '\0';
 		struct lib b;
-		if (parse_line(l, &b) && *b.path == '/' && b.ino && b.hi > b.lo &&
-		    !skipped(b.lo, b.hi, skip, nskip) && b.hi - b.lo >= min_text &&
-		    tx_up(b.lo, TX_HUGE) + TX_HUGE <= tx_down(b.hi, TX_HUGE))
+		if (parse_line(l, &b) && *b.path == '/' && b.ino && worth_placing(b.lo, b.hi, min_text, skip, nskip))
 			libs[k++] = b;
 		l = next;
 	}
@@ -107,8 +115,7 @@ static int worth_a_look(long pid, uint64_t base, uint64_t min_text, const struct
 	const Elf64_Ehdr *eh = &u.eh;
 	const Elf64_Phdr *ph;
 
-	if (peek(pid, base, &u, sizeof(u)) != 0 || eh->e_ident[EI_MAG0] != ELFMAG0 ||
-	    eh->e_ident[EI_MAG1] != ELFMAG1 || eh->e_ident[EI_MAG2] != ELFMAG2 || eh->e_ident[EI_MAG3] != ELFMAG3 ||
+	if (peek(pid, base, &u, sizeof(u)) != 0 || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
 	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_phentsize != sizeof(Elf64_Phdr) ||
 	    eh->e_phnum > sizeof(phs) / sizeof(phs[0]))
 		return 1;
@@ -123,8 +130,7 @@ static int worth_a_look(long pid, uint64_t base, uint64_t min_text, const struct
 		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
 			continue;
 		uint64_t lo = tx_down(base + ph[i].p_vaddr, TX_PAGE), hi = tx_up(base + ph[i].p_vaddr + ph[i].p_memsz, TX_PAGE);
-		if (hi > lo && !skipped(lo, hi, skip, nskip) && hi - lo >= min_text &&
-		    tx_up(lo, TX_HUGE) + TX_HUGE <= tx_down(hi, TX_HUGE))
+		if (worth_placing(lo, hi, min_text, skip, nskip))
 			return 1;
 	}
 	return 0;

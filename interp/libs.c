@@ -4,8 +4,9 @@
  * the program's stack: ld.so has mapped and relocated every DT_NEEDED
  * library and run no initializer yet (hookpoint.h).  The loader is still
  * mapped (off its file if the stack stage moved it: detach.h).  Reads the
- * load section (prog, interp, the settings) and traced_fd, and
- * /proc/self/maps; changes nothing in ex
+ * load section (prog, interp, the settings) and traced_fd, ld.so's list of
+ * what it loaded, and /proc/self/maps unless that list shows nothing to
+ * place (libfind.h); changes nothing in ex
  * but traced_fd (closed).  Every library mapping it changes goes through
  * huge.c, whose copies replace text in one mremap, so that it is never
  * unmapped or half written; a library whose text was changed in memory,
