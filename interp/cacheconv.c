@@ -179,19 +179,8 @@ int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 	return scan_pagemap(c, a, b, hs) == 0 ? 0 : scan_smaps(a, b, hs);
 }
 
-int cconv_scan_shmem(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
-{
-	cc_zero(hs, (b - a) / CC_HUGE);
-	if (scan_pagemap(c, a, b, hs) == 0)
-		return 0;
-	if (c->compat != CCONV_COMPAT_5_10 && sys_madvise(a, b - a, MADV_COLLAPSE) == 0) {
-		mark(a, b, a, b, hs);
-		return 0;
-	}
-	return scan_smaps(a, b, hs);
-}
-
-/* MADV_POPULATE_READ/WRITE (Linux 5.14), else a touch every step bytes. */
+/* MADV_POPULATE_READ/WRITE (Linux 5.14), else a touch every step bytes:
+ * then 1. */
 static long populate_by(const struct cconv *c, uint64_t a, uint64_t len, int write, uint64_t step)
 {
 	long e = c->compat == CCONV_COMPAT_5_10 ? -EINVAL
@@ -206,17 +195,59 @@ static long populate_by(const struct cconv *c, uint64_t a, uint64_t len, int wri
 		else
 			(void)*q;
 	}
+	return 1;
+}
+
+/* After one read of each piece's first byte: a piece is PMD-mapped when
+ * its last page is present.  A fault maps a huge folio by its PMD, and a
+ * small one with the pages of the fault-around window only (64 KiB unless
+ * raised in debugfs, where 2 MiB would make this claim small pieces).
+ * Asked only where the pieces were read once each, before 5.14: since
+ * 6.11 one fault maps a whole large shmem folio with PTEs, last page too.
+ * One 8-byte entry of /proc/self/pagemap per piece: the present bit needs
+ * no privilege, only frame numbers do. */
+static int scan_last_pages(uint64_t a, uint64_t b, uint8_t *hs)
+{
+	int fd = (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+	uint64_t e;
+
+	if (fd < 0)
+		return -1;
+	for (uint64_t p = a; p < b; p += CC_HUGE) {
+		if (sys_pread(fd, &e, sizeof(e), (p + CC_HUGE - CC_PAGE) / CC_PAGE * 8) != sizeof(e)) {
+			sys_close(fd);
+			return -1;
+		}
+		hs[(p - a) / CC_HUGE] = (uint8_t)(e >> 63);
+	}
+	sys_close(fd);
 	return 0;
 }
 
-long cconv_populate_shmem(const struct cconv *c, uint64_t a, uint64_t len)
+int cconv_fault_shmem(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 {
-	return populate_by(c, a, len, 0, CC_HUGE);
+	long touched = populate_by(c, a, b - a, 0, CC_HUGE);
+
+	if (touched < 0)
+		return -1;
+	cc_zero(hs, (b - a) / CC_HUGE);
+	if (scan_pagemap(c, a, b, hs) == 0)
+		return 0;
+	if (c->compat != CCONV_COMPAT_5_10 && sys_madvise(a, b - a, MADV_COLLAPSE) == 0) {
+		mark(a, b, a, b, hs);
+		return 0;
+	}
+	if (touched == 1 && scan_last_pages(a, b, hs) == 0)
+		return 0;
+	cc_zero(hs, (b - a) / CC_HUGE);
+	return scan_smaps(a, b, hs);
 }
 
 long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write)
 {
-	return populate_by(c, a, len, write, CC_PAGE);
+	long e = populate_by(c, a, len, write, CC_PAGE);
+
+	return e < 0 ? e : 0;
 }
 
 static int changed_by_pagemap(uint64_t a, uint64_t b)
