@@ -179,33 +179,39 @@ int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 	return scan_pagemap(c, a, b, hs) == 0 ? 0 : scan_smaps(a, b, hs);
 }
 
-/* MADV_POPULATE_READ/WRITE (Linux 5.14), else a touch every step bytes:
- * then 1. */
-static long populate_by(const struct cconv *c, uint64_t a, uint64_t len, int write, uint64_t step)
+/* MADV_POPULATE_READ/WRITE (Linux 5.14), else a touch every page. */
+long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write)
 {
 	long e = c->compat == CCONV_COMPAT_5_10 ? -EINVAL
 						: sys_madvise(a, len, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
 
 	if (e != -EINVAL)
 		return e;
-	for (uint64_t p = a; p < a + len; p += step) {
+	for (uint64_t p = a; p < a + len; p += CC_PAGE) {
 		volatile uint8_t *q = (volatile uint8_t *)(uintptr_t)p;
 		if (write)
 			*q = 0;
 		else
 			(void)*q;
 	}
-	return 1;
+	return 0;
 }
 
-/* After one read of each piece's first byte: a piece is PMD-mapped when
- * its last page is present.  A fault maps a huge folio by its PMD, and a
- * small one with the pages of the fault-around window only (64 KiB unless
- * raised in debugfs, where 2 MiB would make this claim small pieces).
- * Asked only where the pieces were read once each, before 5.14: since
- * 6.11 one fault maps a whole large shmem folio with PTEs, last page too.
- * One 8-byte entry of /proc/self/pagemap per piece: the present bit needs
- * no privilege, only frame numbers do. */
+/* One read of each piece's first byte.  A fault maps a huge folio whole,
+ * by its PMD (the mapping is 2 MiB-aligned and congruent); a small folio
+ * only over the fault-around window, 64 KiB unless raised in debugfs.
+ * Until 6.7 (and PAGEMAP_SCAN) faults map no more than that window, so
+ * whether a piece's last page is present then says whether the piece is
+ * PMD-mapped; since 6.11 one fault may map a whole large shmem folio with
+ * PTEs. */
+static void touch_pieces(uint64_t a, uint64_t b)
+{
+	for (uint64_t p = a; p < b; p += CC_HUGE)
+		(void)*(volatile uint8_t *)(uintptr_t)p;
+}
+
+/* The last-page rule above: one 8-byte entry of /proc/self/pagemap per
+ * piece (the present bit needs no privilege; frame numbers do). */
 static int scan_last_pages(uint64_t a, uint64_t b, uint8_t *hs)
 {
 	int fd = (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
@@ -224,30 +230,27 @@ static int scan_last_pages(uint64_t a, uint64_t b, uint8_t *hs)
 	return 0;
 }
 
-int cconv_fault_shmem(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
+/* Which pieces of [a, b) are PMD-mapped, each piece faulted by
+ * touch_pieces alone since it was mapped (or dropped by MADV_DONTNEED). */
+static int scan_touched(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, int shmem)
 {
-	long touched = populate_by(c, a, b - a, 0, CC_HUGE);
-
-	if (touched < 0)
-		return -1;
 	cc_zero(hs, (b - a) / CC_HUGE);
 	if (scan_pagemap(c, a, b, hs) == 0)
 		return 0;
-	if (c->compat != CCONV_COMPAT_5_10 && sys_madvise(a, b - a, MADV_COLLAPSE) == 0) {
+	if (shmem && c->compat != CCONV_COMPAT_5_10 && sys_madvise(a, b - a, MADV_COLLAPSE) == 0) {
 		mark(a, b, a, b, hs);
 		return 0;
 	}
-	if (touched == 1 && scan_last_pages(a, b, hs) == 0)
+	if (scan_last_pages(a, b, hs) == 0)
 		return 0;
 	cc_zero(hs, (b - a) / CC_HUGE);
 	return scan_smaps(a, b, hs);
 }
 
-long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write)
+int cconv_fault(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, int shmem)
 {
-	long e = populate_by(c, a, len, write, CC_PAGE);
-
-	return e < 0 ? e : 0;
+	touch_pieces(a, b);
+	return scan_touched(c, a, b, hs, shmem);
 }
 
 static int changed_by_pagemap(uint64_t a, uint64_t b)
@@ -352,10 +355,10 @@ int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, str
 	 * readahead state, which reads the next piece in small folios. */
 	if (r->shared)
 		sys_madvise(r->a, r->b - r->a, MADV_RANDOM);
-	long e = cconv_populate(c, r->a, r->b - r->a, 0);
+	touch_pieces(r->a, r->b);
 	if (r->shared)
 		sys_madvise(r->a, r->b - r->a, MADV_NORMAL);
-	if (e < 0 || cconv_scan(c, r->a, r->b, hs) < 0)
+	if (scan_touched(c, r->a, r->b, hs, 0) < 0)
 		return -1;
 	for (uint64_t k = 0; k < n; k++)
 		small |= !hs[k];
@@ -388,10 +391,10 @@ int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, str
 				again = 1;
 			else if (k < CC_MAX_PIECES)
 				pinned[k / 64] |= 1ULL << (k % 64);
-			cconv_populate(c, p, CC_HUGE, 0);
+			touch_pieces(p, p + CC_HUGE);
 			st->evicted++;
 		}
-		cconv_scan(c, r->a, r->b, hs);
+		scan_touched(c, r->a, r->b, hs, 0);
 		if (!again)
 			break;
 	}

@@ -62,18 +62,16 @@ uint64_t cconv_parse_num(const char **s, unsigned base);
  * covers all of them.  Returns 0, or -1 when the kernel cannot tell. */
 int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs);
 
-/* Faults in a private mapping [a, b) of a file on a tmpfs mounted
- * huge=always (the text cache), where the first fault in a 2 MiB piece
- * maps all of it, and marks in hs[] the pieces mapped by a PMD.  Faulting:
- * MADV_POPULATE_READ (5.14), else one read per piece (a piece of small
- * folios is left to fault later).  Telling: PAGEMAP_SCAN (6.7); else
- * MADV_COLLAPSE, which on shmem (6.1) succeeds only once every piece is
+/* Faults in a mapping [a, b) like cconv_convert's, one read per 2 MiB
+ * piece (a piece of small folios is left to fault later), and marks in
+ * hs[] the pieces mapped by a PMD.  Telling: PAGEMAP_SCAN (6.7); else, for
+ * shmem (a file on a tmpfs mounted huge=always: the text cache),
+ * MADV_COLLAPSE, which there (6.1) succeeds only once every piece is
  * PMD-mapped, mapping any huge folio that is not, at about 2 us a piece;
- * else, after one read per piece, whether each piece's last page is
- * present (one pagemap entry each); else smaps, some 4 us per MiB of huge
- * folios (it weighs each 4 KiB page of them).  Returns 0, or -1 when the
- * mapping could not be faulted in or checked. */
-int cconv_fault_shmem(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs);
+ * else whether each piece's last page is present, one pagemap entry a
+ * piece; else smaps, some 4 us per MiB of huge folios (it weighs each
+ * 4 KiB page of them).  Returns 0, or -1 when the kernel cannot tell. */
+int cconv_fault(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, int shmem);
 
 /* Whether any page of [a, b) is no longer the file's: anonymous, present
  * or swapped out (a private copy made by writing: text relocations, a
@@ -85,8 +83,8 @@ int cconv_changed(struct cconv *c, uint64_t a, uint64_t b);
 /* Faults [a, a + len) in: MADV_POPULATE_READ/WRITE (Linux 5.14), else one
  * touch per page.  Returns 0 or a negative errno. */
 long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write);
-/* Faults r's mapping in and makes its pieces huge where the page cache
- * allows: MADV_COLLAPSE where the kernel has it for file text, else the
+/* Faults r's mapping in as cconv_fault does and makes its pieces huge
+ * where the page cache allows: MADV_COLLAPSE where the kernel has it for file text, else the
  * piece's pages are evicted (those no process maps; POSIX_FADV_DONTNEED
  * leaves mapped and dirty pages alone) and faulted again, which reads them
  * back in 2 MiB folios; a few times, as other processes reading the file

@@ -467,7 +467,7 @@ static void cache_pieces(const struct huge_req *r, struct huge_result *res, cons
 			}
 		return;
 	}
-	if (cconv_fault_shmem(&cc, a, b, hs) < 0) {
+	if (cconv_fault(&cc, a, b, hs, 1) < 0) {
 		note(res, "cache: cannot fault in or verify the text");
 		return;
 	}

@@ -418,8 +418,8 @@ static int measure(int fd, uint64_t slot, uint64_t off, int *cached)
 		return 0;
 	madvise((void *)(uintptr_t)slot, HUGE, MADV_RANDOM);
 	*cached = resident(slot);
-	if (*cached && cconv_populate(&cc, slot, HUGE, 0) == 0)
-		cconv_scan(&cc, slot, slot + HUGE, &hs);
+	if (*cached)
+		cconv_fault(&cc, slot, slot + HUGE, &hs, 0);
 	return hs;
 }
 
