@@ -138,28 +138,28 @@ say cache-static-anon-kb "$(anon_kb "$d/tiexec" "$d/big-static")"
 "$d/tiexec" -v "$d/bl" loop 10 >/dev/null 2>"$T/clib"
 say cache-lib "$(lib_placed "$T/clib")"
 say cache-lib-why "$(grep "library" "$T/clib" | grep -v ' MiB text on 2 MiB pages (' | sed "s/^tiexec: '[^']*': library '[^']*': //" | head -1)"
-/usr/local/bin/bash -c '
+# The same again with address-space randomisation off on both sides:
+# TCG translates code again wherever it lands anew, which weighs on a
+# randomly placed loader and ld.so at every start.  The whole loop runs
+# under `mdwe no-aslr` (the personality is inherited), so that the timed
+# execs are the program's and tiexec's alone.
+timed='
 	med() { printf "%s\n" "$@" | sort -n | sed -n "$((($# + 1) / 2))p"; }
-	d=$1 fs=$2
-	# The same again with address-space randomisation off on both sides
-	# (mdwe no-aslr): TCG translates code again wherever it lands anew,
-	# which weighs on a randomly placed loader and ld.so at every start.
-	for nr in "" -nr; do
-		pre=()
-		[ -z "$nr" ] || pre=("$d/mdwe" no-aslr)
-		for p in "$d/big" "$d/big-static"; do
-			for n in 1 100; do
-				x=() t=()
-				for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
-					a=${EPOCHREALTIME/./}; "${pre[@]}" "$p" loop $n >/dev/null; b=${EPOCHREALTIME/./}
-					"${pre[@]}" "$d/tiexec" "$p" loop $n >/dev/null; c=${EPOCHREALTIME/./}
-					x+=($((b - a))) t+=($((c - b)))
-				done
-				k=cache-start; [ $n = 1 ] || k=cache-run
-				echo "TX $fs $k$nr-${p##*/} $(med "${t[@]}") $(med "${x[@]}")"
+	d=$1 fs=$2 nr=$3
+	for p in "$d/big" "$d/big-static"; do
+		for n in 1 100; do
+			x=() t=()
+			for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+				a=${EPOCHREALTIME/./}; "$p" loop $n >/dev/null; b=${EPOCHREALTIME/./}
+				"$d/tiexec" "$p" loop $n >/dev/null; c=${EPOCHREALTIME/./}
+				x+=($((b - a))) t+=($((c - b)))
 			done
+			k=cache-start; [ $n = 1 ] || k=cache-run
+			echo "TX $fs $k$nr-${p##*/} $(med "${t[@]}") $(med "${x[@]}")"
 		done
-	done' _ "$d" "$fs"
+	done'
+/usr/local/bin/bash -c "$timed" _ "$d" "$fs" ""
+"$d/mdwe" no-aslr /usr/local/bin/bash -c "$timed" _ "$d" "$fs" -nr
 n=0
 while umount /run/tiexec/text 2>/dev/null && [ $n -lt 5 ]; do n=$((n + 1)); done
 # Where ld.so puts the 16 MiB library, modulo 2 MiB, over 20 direct starts:
