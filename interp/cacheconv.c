@@ -134,19 +134,32 @@ static int scan_smaps(uint64_t a, uint64_t b, uint8_t *hs)
 	return 0;
 }
 
-/* PAGEMAP_SCAN (Linux 6.7): 0 when it answered, 1 when the kernel has
- * none (not asked again). */
+/* Whether the kernel has PAGEMAP_SCAN (Linux 6.7), asked once: an
+ * argument of size 0 is EINVAL there, the ioctl ENOTTY before.  Leaves
+ * /proc/self/pagemap open in c when it has. */
+static int has_scan(struct cconv *c)
+{
+	struct tx_pm_scan_arg arg;
+
+	if (c->pagemap_fd != -2)
+		return c->pagemap_fd >= 0;
+	c->pagemap_fd = c->compat ? -1 : (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+	cc_zero((uint8_t *)&arg, sizeof(arg));
+	if (c->pagemap_fd >= 0 && sys_ioctl(c->pagemap_fd, TX_PAGEMAP_SCAN, &arg) == -ENOTTY)
+		sys_close(c->pagemap_fd);
+	else if (c->pagemap_fd >= 0)
+		return 1;
+	c->pagemap_fd = -1;
+	return 0;
+}
+
+/* PAGEMAP_SCAN: 0 when it answered, 1 when the kernel has none. */
 static int scan_pagemap(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 {
 	struct tx_page_region v[32];
 	struct tx_pm_scan_arg arg;
 
-	if (c->pagemap_fd == -2) {
-		c->pagemap_fd = c->compat ? -1 : (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
-		if (c->pagemap_fd < 0)
-			c->pagemap_fd = -1;
-	}
-	if (c->pagemap_fd < 0)
+	if (!has_scan(c))
 		return 1;
 	for (uint64_t at = a; at < b;) {
 		cc_zero((uint8_t *)&arg, sizeof(arg));
@@ -158,12 +171,8 @@ static int scan_pagemap(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 		arg.category_mask = TX_PAGE_IS_HUGE;
 		arg.return_mask = TX_PAGE_IS_HUGE;
 		long n = sys_ioctl(c->pagemap_fd, TX_PAGEMAP_SCAN, &arg);
-		if (n < 0) {
-			/* Before 6.7: ENOTTY. */
-			sys_close(c->pagemap_fd);
-			c->pagemap_fd = -1;
+		if (n < 0)
 			return 1;
-		}
 		for (long i = 0; i < n; i++)
 			mark(a, b, v[i].start, v[i].end, hs);
 		if (arg.walk_end <= at)
@@ -230,9 +239,28 @@ static int scan_last_pages(uint64_t a, uint64_t b, uint8_t *hs)
 	return 0;
 }
 
-/* Which pieces of [a, b) are PMD-mapped, each piece faulted by
- * touch_pieces alone since it was mapped (or dropped by MADV_DONTNEED). */
-static int scan_touched(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, int shmem)
+/* MADV_COLLAPSE (6.1): a length of 0 is 0 there, an unknown advice EINVAL
+ * before. */
+static int has_collapse(const struct cconv *c)
+{
+	return c->compat != CCONV_COMPAT_5_10 && sys_madvise(0, 0, MADV_COLLAPSE) == 0;
+}
+
+/* Faults [a, b) in to be checked: whole (MADV_POPULATE_READ, the cheaper)
+ * where PAGEMAP_SCAN or, on shmem, MADV_COLLAPSE will tell; else a read
+ * per piece, for the last-page rule, which costs less than smaps.
+ * Returns 1 when it read per piece, 0, or -1. */
+static int fault_in(struct cconv *c, uint64_t a, uint64_t b, int shmem)
+{
+	if (has_scan(c) || (shmem && has_collapse(c)))
+		return cconv_populate(c, a, b - a, 0) < 0 ? -1 : 0;
+	touch_pieces(a, b);
+	return 1;
+}
+
+/* Which pieces of [a, b), faulted in by fault_in (touched: how), are
+ * PMD-mapped. */
+static int check(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, int shmem, int touched)
 {
 	cc_zero(hs, (b - a) / CC_HUGE);
 	if (scan_pagemap(c, a, b, hs) == 0)
@@ -241,7 +269,7 @@ static int scan_touched(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, in
 		mark(a, b, a, b, hs);
 		return 0;
 	}
-	if (scan_last_pages(a, b, hs) == 0)
+	if (touched && scan_last_pages(a, b, hs) == 0)
 		return 0;
 	cc_zero(hs, (b - a) / CC_HUGE);
 	return scan_smaps(a, b, hs);
@@ -249,8 +277,9 @@ static int scan_touched(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, in
 
 int cconv_fault(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, int shmem)
 {
-	touch_pieces(a, b);
-	return scan_touched(c, a, b, hs, shmem);
+	int touched = fault_in(c, a, b, shmem);
+
+	return touched < 0 ? -1 : check(c, a, b, hs, shmem, touched);
 }
 
 static int changed_by_pagemap(uint64_t a, uint64_t b)
@@ -277,11 +306,8 @@ int cconv_changed(struct cconv *c, uint64_t a, uint64_t b)
 {
 	struct tx_page_region v[1];
 	struct tx_pm_scan_arg arg;
-	uint8_t none;
 
-	if (c->pagemap_fd == -2)
-		cconv_scan(c, a, a, &none); /* opens it */
-	if (c->pagemap_fd < 0)
+	if (!has_scan(c))
 		return changed_by_pagemap(a, b);
 	cc_zero((uint8_t *)&arg, sizeof(arg));
 	arg.size = sizeof(arg);
@@ -355,10 +381,10 @@ int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, str
 	 * readahead state, which reads the next piece in small folios. */
 	if (r->shared)
 		sys_madvise(r->a, r->b - r->a, MADV_RANDOM);
-	touch_pieces(r->a, r->b);
+	int touched = fault_in(c, r->a, r->b, 0);
 	if (r->shared)
 		sys_madvise(r->a, r->b - r->a, MADV_NORMAL);
-	if (scan_touched(c, r->a, r->b, hs, 0) < 0)
+	if (touched < 0 || check(c, r->a, r->b, hs, 0, touched) < 0)
 		return -1;
 	for (uint64_t k = 0; k < n; k++)
 		small |= !hs[k];
@@ -391,10 +417,10 @@ int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, str
 				again = 1;
 			else if (k < CC_MAX_PIECES)
 				pinned[k / 64] |= 1ULL << (k % 64);
-			touch_pieces(p, p + CC_HUGE);
+			fault_in(c, p, p + CC_HUGE, 0);
 			st->evicted++;
 		}
-		scan_touched(c, r->a, r->b, hs, 0);
+		check(c, r->a, r->b, hs, 0, touched);
 		if (!again)
 			break;
 	}

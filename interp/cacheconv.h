@@ -62,15 +62,17 @@ uint64_t cconv_parse_num(const char **s, unsigned base);
  * covers all of them.  Returns 0, or -1 when the kernel cannot tell. */
 int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs);
 
-/* Faults in a mapping [a, b) like cconv_convert's, one read per 2 MiB
- * piece (a piece of small folios is left to fault later), and marks in
- * hs[] the pieces mapped by a PMD.  Telling: PAGEMAP_SCAN (6.7); else, for
+/* Faults in a mapping [a, b) like cconv_convert's and marks in hs[] the
+ * 2 MiB pieces mapped by a PMD.  Telling: PAGEMAP_SCAN (6.7); else, for
  * shmem (a file on a tmpfs mounted huge=always: the text cache),
  * MADV_COLLAPSE, which there (6.1) succeeds only once every piece is
  * PMD-mapped, mapping any huge folio that is not, at about 2 us a piece;
- * else whether each piece's last page is present, one pagemap entry a
- * piece; else smaps, some 4 us per MiB of huge folios (it weighs each
- * 4 KiB page of them).  Returns 0, or -1 when the kernel cannot tell. */
+ * else whether each piece's last page is present after one read of its
+ * first byte, one pagemap entry a piece; smaps, some 4 us per MiB of huge
+ * folios (it weighs each 4 KiB page of them), only when pagemap cannot be
+ * read.  Faulting: MADV_POPULATE_READ where one of the first two will
+ * tell, else that one read per piece (a piece of small folios is left to
+ * fault later).  Returns 0, or -1 when the kernel cannot tell. */
 int cconv_fault(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, int shmem);
 
 /* Whether any page of [a, b) is no longer the file's: anonymous, present
