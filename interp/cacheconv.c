@@ -396,7 +396,7 @@ int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, str
 	int synced = 0;
 	cc_zero((uint8_t *)pinned, sizeof(pinned));
 	for (int pass = 0; pass < CC_EVICT_PASSES && !r->shared; pass++) {
-		int again = 0;
+		int again = 0, tried = 0;
 		for (uint64_t k = 0; k < n; k++) {
 			if (hs[k] || (r->keep && r->keep[k]) ||
 			    (k < CC_MAX_PIECES && (pinned[k / 64] >> (k % 64) & 1)))
@@ -419,7 +419,11 @@ int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, str
 				pinned[k / 64] |= 1ULL << (k % 64);
 			fault_in(c, p, p + CC_HUGE, 0);
 			st->evicted++;
+			tried = 1;
 		}
+		/* Nothing evicted (the warm case): hs[] stands. */
+		if (!tried)
+			break;
 		check(c, r->a, r->b, hs, 0, touched);
 		if (!again)
 			break;
