@@ -209,10 +209,10 @@ long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write)
 /* One read of each piece's first byte.  A fault maps a huge folio whole,
  * by its PMD (the mapping is 2 MiB-aligned and congruent); a small folio
  * only over the fault-around window, 64 KiB unless raised in debugfs.
- * Until 6.7 (and PAGEMAP_SCAN) faults map no more than that window, so
- * whether a piece's last page is present then says whether the piece is
- * PMD-mapped; since 6.11 one fault may map a whole large shmem folio with
- * PTEs. */
+ * Before 6.11 faults map no more than that window, so whether a piece's
+ * last page is present then says whether the piece is PMD-mapped; since,
+ * one fault may map a whole large shmem folio with PTEs.  Asked only
+ * without PAGEMAP_SCAN (6.7). */
 static void touch_pieces(uint64_t a, uint64_t b)
 {
 	for (uint64_t p = a; p < b; p += CC_HUGE)
