@@ -120,7 +120,7 @@ fi
 # 7. The shared text cache (/run/tiexec/text, mounted by tiexec-warm):
 #    entries where the page cache cannot hold 2 MiB folios, the page cache
 #    where it can.  Then what a warm start gets, reads and costs against a
-#    direct exec of the same program (medians of 15, interleaved): a start
+#    direct exec of the same program (medians of 31, interleaved): a start
 #    that runs one function (the loader's fixed cost) and one that runs 100
 #    of them, spread over the text (what a start that does some work pays
 #    for its text: 4 KiB faults directly, 2 MiB pages through tiexec).
@@ -149,7 +149,7 @@ timed='
 	for p in "$d/big" "$d/big-static"; do
 		for n in 1 100; do
 			x=() t=()
-			for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+			for i in {1..31}; do
 				a=${EPOCHREALTIME/./}; "$p" loop $n >/dev/null; b=${EPOCHREALTIME/./}
 				"$d/tiexec" "$p" loop $n >/dev/null; c=${EPOCHREALTIME/./}
 				x+=($((b - a))) t+=($((c - b)))
