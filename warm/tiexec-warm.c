@@ -1001,12 +1001,15 @@ int main(int argc, char **argv)
 		scan_maps();
 	if (opt.verbose && !opt.json)
 		printf("measured: %s on our own congruent mapping of each piece, faulted in only where wholly cached\n",
-		       cc.compat ? "FilePmdMapped in /proc/self/smaps" : "PAGEMAP_SCAN (PAGE_IS_HUGE)");
+		       cc.compat ? "the last page of each piece in /proc/self/pagemap, after one read of its first"
+				   " byte"
+				 : "PAGEMAP_SCAN (PAGE_IS_HUGE)");
 	for (size_t i = 0; i < ntargets; i++)
 		do_target(&targets[i]);
 	report_nofit();
 	if (opt.verbose && !opt.json && cc.pagemap_fd == -1 && !cc.compat)
-		printf("measured: PAGEMAP_SCAN unavailable (Linux < 6.7): FilePmdMapped in /proc/self/smaps instead\n");
+		printf("measured: PAGEMAP_SCAN unavailable (Linux < 6.7): the last page of each piece in "
+		       "/proc/self/pagemap instead\n");
 	cconv_close(&cc);
 	return status;
 }
