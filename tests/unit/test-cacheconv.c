@@ -5,7 +5,8 @@
  * root, cconv_fault on a file of a tmpfs mounted huge=always (the
  * text cache's kind), in a mount namespace of the test's own, as on 5.10
  * (one read per piece, then each piece's last page in pagemap) and as on
- * 6.1 (MADV_COLLAPSE), against PAGEMAP_SCAN. */
+ * 6.1 (MADV_COLLAPSE), against PAGEMAP_SCAN; and as on 5.10 on a regular
+ * file of /var/tmp. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
@@ -100,15 +101,16 @@ static uint64_t shmem_region(const char *dir, const char *kinds, int advice)
 	return a;
 }
 
-/* cconv_fault as kernel `compat` on n pieces at a: 0 when it agrees
- * with PAGEMAP_SCAN asked afterwards, which is left in want[]. */
-static int fault_agrees(int compat, uint64_t a, unsigned n, uint8_t *want)
+/* cconv_fault as kernel `compat` on n pieces at a (of a tmpfs file when
+ * shmem): 0 when it agrees with PAGEMAP_SCAN asked afterwards, which is
+ * left in want[]. */
+static int fault_agrees(int compat, int shmem, uint64_t a, unsigned n, uint8_t *want)
 {
 	struct cconv c = CCONV_INIT(compat);
 	uint8_t hs[4];
 
 	memset(hs, 9, sizeof(hs));
-	int r = cconv_fault(&c, a, a + n * HUGE, hs, 1);
+	int r = cconv_fault(&c, a, a + n * HUGE, hs, shmem);
 	cconv_close(&c);
 	return r == 0 && scan(0, a, n, want) == 0 && !memcmp(hs, want, n) ? 0 : -1;
 }
@@ -144,7 +146,7 @@ static void file_case(void)
 		close(fd);
 	if (m != MAP_FAILED)
 		madvise(m, 4 * HUGE, MADV_HUGEPAGE);
-	ok(m != MAP_FAILED && fault_agrees(CCONV_COMPAT_5_10, a, 4, want) == 0, "5.10, a file: as PAGEMAP_SCAN");
+	ok(m != MAP_FAILED && fault_agrees(CCONV_COMPAT_5_10, 0, a, 4, want) == 0, "5.10, a file: as PAGEMAP_SCAN");
 	diag("file pieces huge: %d %d %d %d", want[0], want[1], want[2], want[3]);
 	if (m != MAP_FAILED)
 		munmap(m, 4 * HUGE);
@@ -163,16 +165,16 @@ static void shmem_cases(void)
 	/* 5.10: one read per piece maps each piece whole, and the last
 	 * pages say so; then MADV_COLLAPSE (6.1) says so too. */
 	uint64_t a = shmem_region(dir, "hh", 0);
-	ok(a && fault_agrees(CCONV_COMPAT_5_10, a, 2, want) == 0 && want[0] && want[1],
+	ok(a && fault_agrees(CCONV_COMPAT_5_10, 1, a, 2, want) == 0 && want[0] && want[1],
 	   "5.10: one read a piece maps it whole, and pagemap's last pages say so");
-	ok(a && fault_agrees(CCONV_COMPAT_6_1, a, 2, want) == 0 && want[0] && want[1], "6.1: MADV_COLLAPSE says so");
+	ok(a && fault_agrees(CCONV_COMPAT_6_1, 1, a, 2, want) == 0 && want[0] && want[1], "6.1: MADV_COLLAPSE says so");
 	/* A piece of small folios beside a huge one: told apart piece by
 	 * piece (smaps, with totals per mapping, would claim neither). */
 	uint64_t m = shmem_region(dir, "sh", 0);
-	ok(m && fault_agrees(CCONV_COMPAT_5_10, m, 2, want) == 0 && !want[0] && want[1],
+	ok(m && fault_agrees(CCONV_COMPAT_5_10, 1, m, 2, want) == 0 && !want[0] && want[1],
 	   "5.10: small then huge folios, told apart");
 	m = shmem_region(dir, "hs", 0);
-	ok(m && fault_agrees(CCONV_COMPAT_5_10, m, 2, want) == 0 && want[0] && !want[1],
+	ok(m && fault_agrees(CCONV_COMPAT_5_10, 1, m, 2, want) == 0 && want[0] && !want[1],
 	   "5.10: huge then small folios, told apart");
 	/* Huge folios mapped by PTEs: MADV_COLLAPSE maps them by PMD, and
 	 * says so.  Made here by reading every page under MADV_NOHUGEPAGE;
@@ -185,7 +187,7 @@ static void shmem_cases(void)
 	ok(b && scan(0, b, 2, want) == 0 && !want[0] && !want[1], "MADV_NOHUGEPAGE: mapped by PTEs");
 	if (b) {
 		madvise((void *)(uintptr_t)b, 2 * HUGE, MADV_HUGEPAGE);
-		ok(fault_agrees(CCONV_COMPAT_6_1, b, 2, want) == 0 && want[0] && want[1],
+		ok(fault_agrees(CCONV_COMPAT_6_1, 1, b, 2, want) == 0 && want[0] && want[1],
 		   "6.1: PTE-mapped huge folios: MADV_COLLAPSE maps them by PMD");
 	}
 	umount2(dir, MNT_DETACH);
