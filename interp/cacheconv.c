@@ -24,6 +24,17 @@ void cconv_close(struct cconv *c)
 	c->pagemap_fd = -2;
 }
 
+/* /proc/self/pagemap, opened once for every reader here: -1 when it
+ * cannot be (no /proc). */
+static int pagemap(struct cconv *c)
+{
+	if (c->pagemap_fd == -2)
+		c->pagemap_fd = (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+	if (c->pagemap_fd < 0)
+		c->pagemap_fd = -1;
+	return c->pagemap_fd;
+}
+
 /* Marks in hs[] (indexed from a) the whole pieces of [a, b) inside [lo, hi). */
 static void mark(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi, uint8_t *hs)
 {
@@ -135,22 +146,16 @@ static int scan_smaps(uint64_t a, uint64_t b, uint8_t *hs)
 }
 
 /* Whether the kernel has PAGEMAP_SCAN (Linux 6.7), asked once: an
- * argument of size 0 is EINVAL there, the ioctl ENOTTY before.  Leaves
- * /proc/self/pagemap open in c when it has. */
+ * argument of size 0 is EINVAL there, the ioctl ENOTTY before. */
 static int has_scan(struct cconv *c)
 {
 	struct tx_pm_scan_arg arg;
 
-	if (c->pagemap_fd != -2)
-		return c->pagemap_fd >= 0;
-	c->pagemap_fd = c->compat ? -1 : (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
-	cc_zero((uint8_t *)&arg, sizeof(arg));
-	if (c->pagemap_fd >= 0 && sys_ioctl(c->pagemap_fd, TX_PAGEMAP_SCAN, &arg) == -ENOTTY)
-		sys_close(c->pagemap_fd);
-	else if (c->pagemap_fd >= 0)
-		return 1;
-	c->pagemap_fd = -1;
-	return 0;
+	if (c->scan < 0) {
+		cc_zero((uint8_t *)&arg, sizeof(arg));
+		c->scan = !c->compat && pagemap(c) >= 0 && sys_ioctl(c->pagemap_fd, TX_PAGEMAP_SCAN, &arg) != -ENOTTY;
+	}
+	return c->scan;
 }
 
 /* PAGEMAP_SCAN: 0 when it answered, 1 when the kernel has none. */
@@ -221,29 +226,31 @@ static void touch_pieces(uint64_t a, uint64_t b)
 
 /* The last-page rule above: one 8-byte entry of /proc/self/pagemap per
  * piece (the present bit needs no privilege; frame numbers do). */
-static int scan_last_pages(uint64_t a, uint64_t b, uint8_t *hs)
+static int scan_last_pages(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 {
-	int fd = (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
 	uint64_t e;
 
-	if (fd < 0)
+	if (pagemap(c) < 0)
 		return -1;
 	for (uint64_t p = a; p < b; p += CC_HUGE) {
-		if (sys_pread(fd, &e, sizeof(e), (p + CC_HUGE - CC_PAGE) / CC_PAGE * 8) != sizeof(e)) {
-			sys_close(fd);
+		if (sys_pread(c->pagemap_fd, &e, sizeof(e), (p + CC_HUGE - CC_PAGE) / CC_PAGE * 8) != sizeof(e))
 			return -1;
-		}
 		hs[(p - a) / CC_HUGE] = (uint8_t)(e >> 63);
 	}
-	sys_close(fd);
 	return 0;
 }
 
-/* MADV_COLLAPSE (6.1): a length of 0 is 0 there, an unknown advice EINVAL
- * before. */
+/* MADV_COLLAPSE on shmem (6.1): 0 once every piece of [a, a + len) is
+ * PMD-mapped; EINVAL before 6.1 (or as 5.10). */
+static long shmem_collapse(const struct cconv *c, uint64_t a, uint64_t len)
+{
+	return c->compat == CCONV_COMPAT_5_10 ? -EINVAL : sys_madvise(a, len, MADV_COLLAPSE);
+}
+
+/* Whether the kernel has it: a length of 0 is 0 there. */
 static int has_collapse(const struct cconv *c)
 {
-	return c->compat != CCONV_COMPAT_5_10 && sys_madvise(0, 0, MADV_COLLAPSE) == 0;
+	return shmem_collapse(c, 0, 0) == 0;
 }
 
 /* Faults [a, b) in to be checked: whole (MADV_POPULATE_READ, the cheaper)
@@ -265,11 +272,11 @@ static int check(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, int shmem
 	cc_zero(hs, (b - a) / CC_HUGE);
 	if (scan_pagemap(c, a, b, hs) == 0)
 		return 0;
-	if (shmem && c->compat != CCONV_COMPAT_5_10 && sys_madvise(a, b - a, MADV_COLLAPSE) == 0) {
+	if (shmem && shmem_collapse(c, a, b - a) == 0) {
 		mark(a, b, a, b, hs);
 		return 0;
 	}
-	if (touched && scan_last_pages(a, b, hs) == 0)
+	if (touched && scan_last_pages(c, a, b, hs) == 0)
 		return 0;
 	cc_zero(hs, (b - a) / CC_HUGE);
 	return scan_smaps(a, b, hs);
@@ -282,10 +289,10 @@ int cconv_fault(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, int shmem)
 	return touched < 0 ? -1 : check(c, a, b, hs, shmem, touched);
 }
 
-static int changed_by_pagemap(uint64_t a, uint64_t b)
+static int changed_by_pagemap(struct cconv *c, uint64_t a, uint64_t b)
 {
 	static uint64_t e[512];
-	int fd = (int)sys_openat(TX_AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+	int fd = pagemap(c);
 	int any = 0;
 
 	for (uint64_t at = a; fd >= 0 && at < b && !any;) {
@@ -297,8 +304,6 @@ static int changed_by_pagemap(uint64_t a, uint64_t b)
 			any |= ((e[i] >> 63) & 1 && !((e[i] >> 61) & 1)) || ((e[i] >> 62) & 1);
 		at += (uint64_t)(got / 8) * CC_PAGE;
 	}
-	if (fd >= 0)
-		sys_close(fd);
 	return any;
 }
 
@@ -308,7 +313,7 @@ int cconv_changed(struct cconv *c, uint64_t a, uint64_t b)
 	struct tx_pm_scan_arg arg;
 
 	if (!has_scan(c))
-		return changed_by_pagemap(a, b);
+		return changed_by_pagemap(c, a, b);
 	cc_zero((uint8_t *)&arg, sizeof(arg));
 	arg.size = sizeof(arg);
 	arg.start = a;
@@ -321,7 +326,7 @@ int cconv_changed(struct cconv *c, uint64_t a, uint64_t b)
 	arg.category_anyof_mask = TX_PAGE_IS_PRESENT | TX_PAGE_IS_SWAPPED;
 	arg.return_mask = TX_PAGE_IS_FILE;
 	long n = sys_ioctl(c->pagemap_fd, TX_PAGEMAP_SCAN, &arg);
-	return n < 0 ? changed_by_pagemap(a, b) : n > 0;
+	return n < 0 ? changed_by_pagemap(c, a, b) : n > 0;
 }
 
 /* MADV_COLLAPSE on each small piece: in place, without evicting anything,

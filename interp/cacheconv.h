@@ -12,12 +12,13 @@
 
 struct cconv {
 	int pagemap_fd;           /* /proc/self/pagemap: -2 not opened yet, -1 unavailable */
+	int scan;                 /* PAGEMAP_SCAN (Linux 6.7): -1 not asked yet, 0 none, 1 there */
 	int collapse_unsupported; /* MADV_COLLAPSE said EINVAL (no CONFIG_READ_ONLY_THP_FOR_FS) */
 	int compat;               /* for tests: behave as an older kernel (CCONV_COMPAT_*) */
 };
 #define CCONV_COMPAT_5_10 1 /* no MADV_POPULATE_* (5.14), MADV_COLLAPSE (6.1) or PAGEMAP_SCAN (6.7) */
 #define CCONV_COMPAT_6_1 2  /* no PAGEMAP_SCAN */
-#define CCONV_INIT(compat_) { -2, 0, (compat_) }
+#define CCONV_INIT(compat_) { -2, -1, 0, (compat_) }
 
 /* The file and the mapping to convert. */
 /* The most 2 MiB pieces one range may hold (16 GiB): huge.c sizes its
@@ -86,8 +87,8 @@ int cconv_changed(struct cconv *c, uint64_t a, uint64_t b);
  * touch per page.  Returns 0 or a negative errno. */
 long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write);
 /* Faults r's mapping in as cconv_fault does and makes its pieces huge
- * where the page cache allows: MADV_COLLAPSE where the kernel has it for file text, else the
- * piece's pages are evicted (those no process maps; POSIX_FADV_DONTNEED
+ * where the page cache allows: MADV_COLLAPSE where the kernel has it for
+ * file text, else the piece's pages are evicted (those no process maps; POSIX_FADV_DONTNEED
  * leaves mapped and dirty pages alone) and faulted again, which reads them
  * back in 2 MiB folios; a few times, as other processes reading the file
  * (or faulting it elsewhere) may put small folios back meanwhile.  With

@@ -1007,7 +1007,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ntargets; i++)
 		do_target(&targets[i]);
 	report_nofit();
-	if (opt.verbose && !opt.json && cc.pagemap_fd == -1 && !cc.compat)
+	if (opt.verbose && !opt.json && cc.scan == 0 && !cc.compat)
 		printf("measured: PAGEMAP_SCAN unavailable (Linux < 6.7): the last page of each piece in "
 		       "/proc/self/pagemap instead\n");
 	cconv_close(&cc);
