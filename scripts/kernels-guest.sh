@@ -142,20 +142,23 @@ say cache-lib-why "$(grep "library" "$T/clib" | grep -v ' MiB text on 2 MiB page
 # TCG translates code again wherever it lands anew, which weighs on a
 # randomly placed loader and ld.so at every start.  The whole loop runs
 # under `mdwe no-aslr` (the personality is inherited), so that the timed
-# execs are the program's and tiexec's alone.
+# execs are the program's and tiexec's alone.  The third time is the
+# floor of any launcher exec'd first: the program exec'd by a static
+# program that does only that (xexec).
 timed='
 	med() { printf "%s\n" "$@" | sort -n | sed -n "$((($# + 1) / 2))p"; }
 	d=$1 fs=$2 nr=$3
 	for p in "$d/big" "$d/big-static"; do
 		for n in 1 100; do
-			x=() t=()
+			x=() t=() f=()
 			for i in {1..31}; do
 				a=${EPOCHREALTIME/./}; "$p" loop $n >/dev/null; b=${EPOCHREALTIME/./}
 				"$d/tiexec" "$p" loop $n >/dev/null; c=${EPOCHREALTIME/./}
-				x+=($((b - a))) t+=($((c - b)))
+				"$d/xexec" "$p" loop $n >/dev/null; e=${EPOCHREALTIME/./}
+				x+=($((b - a))) t+=($((c - b))) f+=($((e - c)))
 			done
 			k=cache-start; [ $n = 1 ] || k=cache-run
-			echo "TX $fs $k$nr-${p##*/} $(med "${t[@]}") $(med "${x[@]}")"
+			echo "TX $fs $k$nr-${p##*/} $(med "${t[@]}") $(med "${x[@]}") $(med "${f[@]}")"
 		done
 	done'
 /usr/local/bin/bash -c "$timed" _ "$d" "$fs" ""

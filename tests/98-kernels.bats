@@ -55,6 +55,12 @@ for r in rows:
     assert r["binfmt"].startswith("62.0 of 64.0"), r
     assert r["user"].startswith("62.0 of 64.0"), r
     assert r["mdwe"].startswith("n/a") == (k in ("5.10", "6.1")), r
+    # Every start timed three ways (through tiexec, directly, exec'd by
+    # xexec-static: the floor of a launcher), in microseconds.
+    for p in ("big", "big-static"):
+        for key in ("cache-start-", "cache-run-", "cache-start-nr-", "cache-run-nr-"):
+            t = r[key + p].split()
+            assert len(t) == 3 and all(int(x) > 0 for x in t), (key + p, r)
 assert seen == {(k, f) for k in ("5.10", "6.1", "6.12") for f in ("ext4", "xfs")}, seen
 PY
 }
