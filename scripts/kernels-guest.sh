@@ -143,8 +143,8 @@ say cache-lib-why "$(grep "library" "$T/clib" | grep -v ' MiB text on 2 MiB page
 # randomly placed loader and ld.so at every start.  The whole loop runs
 # under `mdwe no-aslr` (the personality is inherited), so that the timed
 # execs are the program's and tiexec's alone.  The third time is the
-# floor of any launcher exec'd first: the program exec'd by a static
-# program that does only that (xexec).
+# least a wrapper that execs the program pays: the program exec'd by a
+# static program that does only that (xexec).
 timed='
 	med() { printf "%s\n" "$@" | sort -n | sed -n "$((($# + 1) / 2))p"; }
 	d=$1 fs=$2 nr=$3

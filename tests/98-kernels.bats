@@ -56,7 +56,7 @@ for r in rows:
     assert r["user"].startswith("62.0 of 64.0"), r
     assert r["mdwe"].startswith("n/a") == (k in ("5.10", "6.1")), r
     # Every start timed three ways (through tiexec, directly, exec'd by
-    # xexec-static: the floor of a launcher), in microseconds.
+    # xexec-static: one more exec), in microseconds.
     for p in ("big", "big-static"):
         for key in ("cache-start-", "cache-run-", "cache-start-nr-", "cache-run-nr-"):
             t = r[key + p].split()
