@@ -266,13 +266,14 @@ static int fault_in(struct cconv *c, uint64_t a, uint64_t b, int shmem)
 }
 
 /* Which pieces of [a, b), faulted in by fault_in (touched: how), are
- * PMD-mapped. */
+ * PMD-mapped.  A shmem range read per piece was so because the kernel has
+ * no MADV_COLLAPSE: it is not asked again. */
 static int check(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, int shmem, int touched)
 {
 	cc_zero(hs, (b - a) / CC_HUGE);
 	if (scan_pagemap(c, a, b, hs) == 0)
 		return 0;
-	if (shmem && shmem_collapse(c, a, b - a) == 0) {
+	if (shmem && !touched && shmem_collapse(c, a, b - a) == 0) {
 		mark(a, b, a, b, hs);
 		return 0;
 	}
