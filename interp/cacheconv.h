@@ -88,8 +88,8 @@ int cconv_changed(struct cconv *c, uint64_t a, uint64_t b);
 long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write);
 /* Faults r's mapping in as cconv_fault does and makes its pieces huge
  * where the page cache allows: MADV_COLLAPSE where the kernel has it for
- * file text, else the piece's pages are evicted (those no process maps; POSIX_FADV_DONTNEED
- * leaves mapped and dirty pages alone) and faulted again, which reads them
+ * file text, else the piece's pages are evicted (those no process maps;
+ * POSIX_FADV_DONTNEED leaves mapped and dirty pages alone) and faulted again, which reads them
  * back in 2 MiB folios; a few times, as other processes reading the file
  * (or faulting it elsewhere) may put small folios back meanwhile.  With
  * r->shared, only faults in and leaves the small pieces unmapped.  Leaves
