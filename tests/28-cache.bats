@@ -30,7 +30,7 @@ setup_file() {
 teardown_file() {
 	[ -f "$BATS_FILE_TMPDIR/c" ] || return 0
 	C=$(cat "$BATS_FILE_TMPDIR/c")
-	for m in "$C/text" "$C/small/text" "$C/ramfs"; do
+	for m in "$C/text" "$C/small/text" "$C/split" "$C/ramfs"; do
 		mountpoint -q "$m" && umount "$m"
 	done
 	rm -rf "$C" /var/lib/tiexec-cache-test.* /tmp/tiexec-cache-user.*
@@ -150,6 +150,57 @@ stop() {
 	run "$STAT" "$pid"
 	[[ "$output" == *"(text cache)"* ]]
 	stop
+}
+
+@test "a start checks one piece of the entry: RSS counts the pieces it ran, and a split entry is checked whole" {
+	warm "$C/ramfs/big" >/dev/null
+	gcc -O2 -Wall -o "$BATS_TEST_TMPDIR/peakrss" "$ROOT/tests/fixtures/peakrss.c"
+	peak() { awk '$1 == "peakrss_kb" { print $2 }' <<<"$1"; }
+	run_t "$BATS_TEST_TMPDIR/peakrss" "$C/ramfs/big" loop 1
+	[ "$status" -eq 0 ]
+	direct=$(peak "$output")
+	run_t "$BATS_TEST_TMPDIR/peakrss" "$TIEXEC" -v "$C/ramfs/big" loop 1
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"(file 0.0, cache 62.0, thp 0.0)"* ]]
+	echo "peak RSS: direct $direct kB, through tiexec $(peak "$output") kB" >&2
+	# Faulting the whole entry in would count its 62 MiB.
+	[ "$(peak "$output")" -lt $((direct + 16 * 1024)) ]
+	# The same entry on a tmpfs that keeps 4 KiB pages: the piece checked
+	# is not huge, so every piece is, and the text is copied instead.
+	mkdir -p "$C/split"
+	mount -t tmpfs -o mode=0755,huge=never tmpfs "$C/split"
+	mkdir -m 0755 "$C/split/text"
+	entry=$(entry_of "$C/ramfs/big")
+	cp "$C/text/$entry" "$C/split/text/$entry"
+	chmod 0444 "$C/split/text/$entry"
+	want=$("$C/ramfs/big" loop 1000)
+	TIEXEC_CACHE=$C/split/text run_t "$TIEXEC" -v "$C/ramfs/big" loop 1000
+	umount "$C/split"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"cache: part of the entry is not in 2 MiB pages"* ]]
+	[[ "$output" == *"(file 0.0, thp 62.0)"* ]]
+	[[ "$output" == *"$want"* ]]
+}
+
+@test "an entry split into 4 KiB pages: --check says how much is left in 2 MiB pages and fails, warm makes it again" {
+	warm "$C/ramfs/big" >/dev/null
+	entry=$(entry_of "$C/ramfs/big")
+	run_t "$WARM" --config "$C/warm.conf" --check "$C/ramfs/big"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"(present, 62.0 of 62.0 MiB in 2 MiB pages, "* ]]
+	# A hole punched in a piece splits its 2 MiB page (and, here, loses
+	# its text: only root can write an entry).
+	fallocate -p -o $((8 << 20)) -l 4096 "$C/text/$entry"
+	run_t "$WARM" --config "$C/warm.conf" --check --json "$C/ramfs/big"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *'"cache":"present",'*'"huge_kb":61440,"aligned_kb":63488,'* ]]
+	run_t "$WARM" --config "$C/warm.conf" "$C/ramfs/big"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"(made now, 62.0 of 62.0 MiB in 2 MiB pages, "* ]]
+	want=$("$C/ramfs/big" loop 100000)
+	run_t "$TIEXEC" -v "$C/ramfs/big" loop 100000
+	[[ "$output" == *"(file 0.0, cache 62.0, thp 0.0)"* ]]
+	[[ "$output" == *"$want"* ]]
 }
 
 @test "20 processes of one program hold its text once: one entry in shared memory, no copies" {
@@ -304,8 +355,13 @@ stop() {
 	cpid=$P_PID
 	read -r -t 60 ready <&"${P[0]}"
 	[ "$ready" = ready ]
-	# The library's text is the entry's, PMD-mapped.
-	[ "$(text_kb "$cpid" ShmemPmdMapped "$C/text/$(entry_of "$lib")")" -ge 8192 ]
+	# The library's text is the entry's, and what of it runs is PMD-mapped
+	# (the rest is left to fault on first touch).
+	entry=$C/text/$(entry_of "$lib")
+	[ "$(text_kb "$cpid" Size "$entry")" -ge 8192 ]
+	pmd=$(text_kb "$cpid" ShmemPmdMapped "$entry")
+	[ "$pmd" -ge 2048 ]
+	[ "$pmd" -eq "$(text_kb "$cpid" Rss "$entry")" ]
 	run_t perf record -q -e cpu-clock -o "$BATS_TEST_TMPDIR/perf.data" -p "$cpid" -- sleep 0.5
 	[ "$status" -eq 0 ]
 	top=$(timeout 60 perf report -i "$BATS_TEST_TMPDIR/perf.data" --stdio --sort sym 2>/dev/null |

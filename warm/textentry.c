@@ -336,28 +336,54 @@ static ssize_t read_source(int dfd, const char *name, char *src, size_t n)
 	return got;
 }
 
-enum te_result textentry_find(const char *dir, int fd, uint64_t *bytes)
+int textentry_open(const char *dir, int fd, uint64_t *off)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[TEXTCACHE_PH_MAX];
-	uint64_t off[TEXTCACHE_PH_MAX];
 	char name[TEXTCACHE_NAME_MAX];
 	struct statx st;
-	struct stat es;
 	const char *why;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0 || read_headers(fd, &eh, ph) < 0 ||
+	    !textcache_name(&st, name, sizeof(name)))
+		return -1;
+	int e = textcache_open(dir, name, &why);
+	if (e >= 0 && textcache_layout(e, ph, eh.e_phnum, off, &why) < 0) {
+		close(e);
+		e = -1;
+	}
+	return e;
+}
+
+enum te_result textentry_find(const char *dir, int fd, uint64_t *bytes)
+{
+	uint64_t off[TEXTCACHE_PH_MAX];
+	struct stat es;
 	enum te_result r = TE_FAILED;
 
 	*bytes = 0;
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0 || read_headers(fd, &eh, ph) < 0 ||
-	    !textcache_name(&st, name, sizeof(name)))
-		return TE_FAILED;
-	int e = textcache_open(dir, name, &why);
-	if (e >= 0 && textcache_layout(e, ph, eh.e_phnum, off, &why) == 0 && fstat(e, &es) == 0) {
+	int e = textentry_open(dir, fd, off);
+	if (e >= 0 && fstat(e, &es) == 0) {
 		*bytes = (uint64_t)es.st_blocks * 512;
 		r = TE_PRESENT;
 	}
 	if (e >= 0)
 		close(e);
+	return r;
+}
+
+int textentry_remove(const char *dir, int fd)
+{
+	char name[TEXTCACHE_NAME_MAX];
+	struct statx st;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0 || !textcache_name(&st, name, sizeof(name)))
+		return -1;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	int r = unlinkat(dfd, name, 0);
+	close(dfd);
 	return r;
 }
 

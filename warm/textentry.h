@@ -23,6 +23,15 @@ enum te_result textentry_make(const char *dir, const char *path, int fd, uint64_
  * *bytes) or TE_FAILED. */
 enum te_result textentry_find(const char *dir, int fd, uint64_t *bytes);
 
+/* The good entry of the file open at fd, opened read-only, with the
+ * entry's offset of each of the file's program headers in off
+ * (TEXTCACHE_PH_MAX of them, textcache.h); -1 when there is none. */
+int textentry_open(const char *dir, int fd, uint64_t *off);
+
+/* Unlinks the entry of the file open at fd (its users keep it until they
+ * exit); 0 or -1. */
+int textentry_remove(const char *dir, int fd);
+
 /* Removes the entries of dir whose source changed or vanished (by the path
  * each entry records); processes mapping one keep it until they exit.
  * Prints what it removed; returns how many, or -1. */

@@ -597,12 +597,74 @@ static const char *const cache_word[] = {
 	[TE_MADE] = "made", [TE_PRESENT] = "present", [TE_FAILED] = "failed",
 };
 
+/* How much of the text in the entry of the file open at fd is in 2 MiB
+ * pages, of *aligned bytes of whole pieces: each piece mapped at a slot of
+ * its own, faulted in and asked as the loader asks one of them at every
+ * start (interp/huge.c: entry_holds). */
+static uint64_t entry_huge(int fd, const struct elf *e, uint64_t *aligned)
+{
+	uint64_t off[TEXTCACHE_PH_MAX], huge = 0;
+
+	*aligned = 0;
+	int efd = textentry_open(cache.dir, fd, off);
+	if (efd < 0)
+		return 0;
+	void *raw = mmap(NULL, 2 * HUGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (raw == MAP_FAILED) {
+		close(efd);
+		return 0;
+	}
+	uint64_t slot = ((uint64_t)(uintptr_t)raw + HUGE - 1) & -HUGE;
+	for (unsigned i = 0; i < e->eh.e_phnum && i < TEXTCACHE_PH_MAX; i++) {
+		const Elf64_Phdr *p = &e->ph[i];
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X))
+			continue;
+		uint64_t lo = (p->p_vaddr + HUGE - 1) & -HUGE, hi = (p->p_vaddr + p->p_filesz) & -HUGE;
+		for (uint64_t v = lo; v < hi; v += HUGE) {
+			uint8_t hs = 0;
+			*aligned += HUGE;
+			if (map_piece(efd, slot, off[i] + (v - p->p_vaddr)) == 0)
+				cconv_fault(&cc, slot, slot + HUGE, &hs, 0);
+			huge += hs ? HUGE : 0;
+		}
+	}
+	munmap(raw, 2 * HUGE);
+	close(efd);
+	return huge;
+}
+
+/* The entry of the file open at fd, made unless --check, and how much of
+ * it is in 2 MiB pages (*huge of *aligned).  One found split (swapped out
+ * and back, say) is made again: the loader, which asks one piece of it,
+ * would take all of it for huge.  TE_FAILED with errno. */
+static enum te_result cache_entry(const struct target *t, int fd, const struct elf *e, uint64_t *bytes,
+				  uint64_t *huge, uint64_t *aligned)
+{
+	enum te_result r;
+
+	*huge = *aligned = 0;
+	if (opt.check)
+		r = textentry_find(cache.dir, fd, bytes);
+	else if (!cache_ready())
+		return errno = 0, TE_FAILED;
+	else
+		r = textentry_make(cache.dir, t->path, fd, bytes);
+	if (r == TE_FAILED)
+		return r;
+	*huge = entry_huge(fd, e, aligned);
+	if (*huge < *aligned && !opt.check && r == TE_PRESENT && textentry_remove(cache.dir, fd) == 0) {
+		r = textentry_make(cache.dir, t->path, fd, bytes);
+		if (r != TE_FAILED)
+			*huge = entry_huge(fd, e, aligned);
+	}
+	return r;
+}
+
 /* A file whose text the page cache cannot hold in 2 MiB folios (why):
  * its entry in the text cache, made unless --check. */
 static void cache_target(const struct target *t, int fd, const struct elf *e, const char *why)
 {
-	uint64_t bytes = 0, pieces, text = text_bytes(e, &pieces);
-	enum te_result r;
+	uint64_t bytes = 0, huge, aligned, pieces, text = text_bytes(e, &pieces);
 	int full = 0;
 
 	if (!pieces) {
@@ -610,38 +672,34 @@ static void cache_target(const struct target *t, int fd, const struct elf *e, co
 			printf("%s: skipped: less than one 2 MiB page of text\n", t->path);
 		return;
 	}
-	if (opt.check)
-		r = textentry_find(cache.dir, fd, &bytes);
-	else if (!cache_ready())
-		r = TE_FAILED;
-	else if ((r = textentry_make(cache.dir, t->path, fd, &bytes)) == TE_FAILED) {
-		if (errno == ENOSPC || errno == ENOMEM) {
-			full = 1;
-			struct nofit *nf = realloc(nofit, (nnofit + 1) * sizeof(*nf));
-			if (nf) {
-				nofit = nf;
-				nofit[nnofit++] = (struct nofit){ strdup(t->path), text };
-			}
-		} else {
-			fail(t->path, "cannot make its text cache entry", errno);
+	enum te_result r = cache_entry(t, fd, e, &bytes, &huge, &aligned);
+	if (r == TE_FAILED && !opt.check && (errno == ENOSPC || errno == ENOMEM)) {
+		full = 1;
+		struct nofit *nf = realloc(nofit, (nnofit + 1) * sizeof(*nf));
+		if (nf) {
+			nofit = nf;
+			nofit[nnofit++] = (struct nofit){ strdup(t->path), text };
 		}
+	} else if (r == TE_FAILED && !opt.check && errno) {
+		fail(t->path, "cannot make its text cache entry", errno);
 	}
 	const char *state = full ? "full" : opt.check && r == TE_FAILED ? "absent" : cache_word[r];
-	if (r == TE_FAILED)
+	if (r == TE_FAILED || huge < aligned)
 		worse(ST_NOT_WARM);
 	if (opt.json) {
 		json_path(t->path);
 		printf(",\"route\":\"cache\",\"why\":\"%s\",\"cache\":\"%s\",\"text_kb\":%" PRIu64
-		       ",\"cache_kb\":%" PRIu64 "}\n",
-		       why, state, text >> 10, bytes >> 10);
+		       ",\"huge_kb\":%" PRIu64 ",\"aligned_kb\":%" PRIu64 ",\"cache_kb\":%" PRIu64 "}\n",
+		       why, state, text >> 10, huge >> 10, aligned >> 10, bytes >> 10);
 		return;
 	}
 	if (r == TE_FAILED)
 		printf("%s: %.1f MiB of text not in the text cache (%s)%s%s\n", t->path, text / 1048576.0,
 		       full ? "the cache is full" : opt.check ? "no entry" : "failed", why ? ": " : "", why ? why : "");
 	else
-		printf("%s: %.1f MiB of text in the text cache (%s%s, %.1f MiB in memory): %s\n", t->path,
-		       text / 1048576.0, cache_word[r], r == TE_MADE ? " now" : "", bytes / 1048576.0, why);
+		printf("%s: %.1f MiB of text in the text cache (%s%s, %.1f of %.1f MiB in 2 MiB pages, %.1f MiB in memory): %s\n",
+		       t->path, text / 1048576.0, cache_word[r], r == TE_MADE ? " now" : "", huge / 1048576.0,
+		       aligned / 1048576.0, bytes / 1048576.0, why);
 }
 
 static void do_target(const struct target *t)
