@@ -58,12 +58,8 @@ struct exec {
 	struct opts env_o, cli_o; /* what the environment and the command line set */
 	struct opts opt;        /* in effect; load merges the note in */
 	const char *cache_dir;  /* the shared text cache (TIEXEC_CACHE), NULL: none */
-	char cache_dir_buf[4096]; /* its copy: the environment's strings move */
-	char path_buf[4096];    /* the program's path, found in PATH */
 
-	/* load: the images, their text, where the hook goes. */
-	struct image prog;      /* launch opens prog.fd; stack and final close it */
-	struct image interp;
+	/* load: the images (below), their text, where the hook goes. */
 	int remap;              /* the program's text went through huge.c */
 	struct huge_result hr;
 	struct hookpoint hp;    /* HOOK_NONE: no stage after ld.so */
@@ -86,15 +82,24 @@ struct exec {
 	int exe_done;           /* the exe link is the program's already */
 	int drop_caps;          /* the final stage drops every capability */
 	int traced_fd;          /* tiexec's file, while its probes are attached (detach.h) */
-	char prog_dir[4096];    /* the program's directory, for $ORIGIN */
-	char exe_env[4096 + 40]; /* "TIEXEC_EXE=PID:/abs/path", the hint */
-	char prog_link[4096];   /* the program's path as /proc/PID/exe names it */
 
-	/* final, for the stage after ld.so: what the hook finds. */
+	/* final: what the final stage gets, and the hook finds after ld.so. */
 	struct arch_final fin;  /* the final stage, all but the registers */
 	uint64_t page;          /* the final stage's code page, or 0: in place */
 	uint64_t prog_entry;    /* HOOK_ENTRY: the program's own entry point */
 	const char *reopen;     /* the program to open again for the exe link */
+
+	/* The large members last, by stage: the fields above, which every
+	 * start touches, then share a page or two.  Each page the loader
+	 * touches first is a fault and a zeroed page: under qemu's TCG the
+	 * kernel clears a page a byte per step, about 4,000 of them. */
+	struct image prog;      /* launch opens prog.fd; stack and final close it */
+	struct image interp;
+	char cache_dir_buf[4096]; /* cache_dir's copy: the environment's strings move */
+	char path_buf[4096];    /* the program's path, found in PATH */
+	char prog_dir[4096];    /* the program's directory, for $ORIGIN */
+	char exe_env[4096 + 40]; /* "TIEXEC_EXE=PID:/abs/path", the hint */
+	char prog_link[4096];   /* the program's path as /proc/PID/exe names it */
 	char path_copy[4096];   /* the program's path: the argument strings move */
 };
 

@@ -151,7 +151,10 @@ static uint64_t final_data_off(void)
 }
 
 /* The page's contents at `at`: the code, and *f (which learns the
- * address) unless f is NULL. */
+ * address) unless f is NULL; into the anonymous page itself, or written
+ * to the memfd in two pieces (a 4 KiB buffer for the page would be one
+ * more page the start touches; past the data the file ends, and the
+ * mapping reads zeros there). */
 static void page_fill(unsigned char *img, uint64_t at, struct arch_final *f)
 {
 	memcpy(img, arch_final_code, (size_t)(arch_final_end - arch_final_code));
@@ -161,13 +164,24 @@ static void page_fill(unsigned char *img, uint64_t at, struct arch_final *f)
 	}
 }
 
+static int page_write(int fd, uint64_t at, struct arch_final *f)
+{
+	long n = (long)(arch_final_end - arch_final_code);
+
+	if (sys_pwrite(fd, arch_final_code, (size_t)n, 0) != n)
+		return -1;
+	if (!f)
+		return 0;
+	f->page = at;
+	return sys_pwrite(fd, f, sizeof(*f), final_data_off()) == (long)sizeof(*f) ? 0 : -1;
+}
+
 /* Puts the code and *f into the page, or only the code if f is NULL (the
  * data then goes into the page after it, at the hook), and makes it
  * read+execute; returns its address, or 0 (then the caller runs the stage
  * in place).  The memfd is closed either way. */
 static uint64_t page_commit(struct final_page *fp, struct arch_final *f)
 {
-	static unsigned char img[TX_PAGE];
 	uint64_t at = 0;
 
 	if (f)
@@ -178,8 +192,7 @@ static uint64_t page_commit(struct final_page *fp, struct arch_final *f)
 		long page = sys_mmap(0, fp->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		at = page >= 0 ? (uint64_t)page : 0;
 		if (at) {
-			page_fill(img, at, f);
-			if (sys_pwrite(fp->fd, img, TX_PAGE, 0) != (long)TX_PAGE ||
+			if (page_write(fp->fd, at, f) < 0 ||
 			    sys_mmap(at, TX_PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fp->fd, 0) !=
 				    (long)at) {
 				sys_munmap(at, fp->len);
@@ -266,46 +279,49 @@ static void keep_program_fd(struct exec *ex)
  * capability of the file-capability opt-in goes with it: ld.so, audit
  * modules, IFUNC resolvers and a preload would run with it.  The exe link,
  * where it could be set, was set before (stack.c). */
-__attribute__((noreturn)) static void hop_to_ldso(struct exec *ex, const struct arch_final *fin)
+__attribute__((noreturn)) static void hop_to_ldso(struct exec *ex)
 {
 	static struct arch_final hop;
+	struct arch_final *fin = &ex->fin;
+	int drop = fin->drop_caps != 0;
 
-	ex->fin = *fin;
-	ex->fin.tmp_lo = ex->fin.tmp_len = 0;
-	ex->fin.entry = 0;
-	ex->fin.drop_caps = 0;
-	for (uint64_t *a = ex->blk.auxo; a[0] != AT_NULL; a += 2) {
-		if (a[0] == AT_ENTRY && ex->hp.kind == HOOK_ENTRY) {
-			ex->prog_entry = a[1];
-			a[1] = ex->hook_fn;
-		}
-	}
-	if (fin->drop_caps) {
-		caps_drop_all();
-		ex->caps_opted = 0;
-	}
-	ex->page = page_commit(&ex->fp, NULL);
-	ex->fin.page_len = ex->fp.len;
 	/* To ld.so with the registers a kernel gives, from the loader's own
 	 * copy of the final stage: it unmaps only the block's buffer. */
 	memset(&hop, 0, sizeof(hop));
 	hop.tmp_lo = fin->tmp_lo;
 	hop.tmp_len = fin->tmp_len;
 	hop.entry = ex->entry;
+	fin->tmp_lo = fin->tmp_len = 0;
+	fin->entry = 0;
+	fin->drop_caps = 0;
+	for (uint64_t *a = ex->blk.auxo; a[0] != AT_NULL; a += 2) {
+		if (a[0] == AT_ENTRY && ex->hp.kind == HOOK_ENTRY) {
+			ex->prog_entry = a[1];
+			a[1] = ex->hook_fn;
+		}
+	}
+	if (drop) {
+		caps_drop_all();
+		ex->caps_opted = 0;
+	}
+	ex->page = page_commit(&ex->fp, NULL);
+	fin->page_len = ex->fp.len;
 	fds_restore(&ex->fds);
 	keep_program_fd(ex);
 	arch_jump_final((void *)(uintptr_t)ex->plan.dst, ex->blk.w, ex->plan.len, arch_final_code, &hop);
 }
 
+/* The final stage's data is built in ex->fin, which the hook finds when
+ * ld.so runs in between. */
 __attribute__((noreturn)) void final_enter(struct exec *ex)
 {
-	static struct arch_final fin;
+	struct arch_final *fin = &ex->fin;
 
-	fill(ex, &fin);
+	fill(ex, fin);
 	if (ex->hp.kind != HOOK_NONE)
-		hop_to_ldso(ex, &fin);
-	uint64_t page = page_commit(&ex->fp, &fin);
-	jump(ex, &fin, page, (const struct arch_final *)(uintptr_t)(page + final_data_off()),
+		hop_to_ldso(ex);
+	uint64_t page = page_commit(&ex->fp, fin);
+	jump(ex, fin, page, (const struct arch_final *)(uintptr_t)(page + final_data_off()),
 	     (void *)(uintptr_t)ex->plan.dst, ex->blk.w, ex->plan.len);
 }
 

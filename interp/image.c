@@ -13,7 +13,7 @@
  * is a "#!" script instead (only when scripts_ok). */
 int image_read_headers(struct image *im, int is_interp, int scripts_ok)
 {
-	static unsigned char head[512];
+	static unsigned char head[512] TX_HOT;
 	struct statx st;
 	long e;
 
@@ -186,8 +186,10 @@ void image_place(struct image *im, int is_interp, enum strategy strategy, int ca
 	uint64_t region = tx_up((uint64_t)r, TX_HUGE);
 
 	/* Anchor the largest text segment: congruent to its file offset for
-	 * zero-copy huge pages, or starting on a 2 MiB boundary for a copy. */
-	struct seg tmp[MAX_SEGS];
+	 * zero-copy huge pages, or starting on a 2 MiB boundary for a copy.
+	 * The segments unbiased go where image_map puts them biased (a copy
+	 * on the stack would take some 75 KiB of it, each page a fault). */
+	struct seg *tmp = im->segs;
 	unsigned n = layout_segs(im->ph, im->eh.e_phnum, 0, im->size, tmp, MAX_SEGS);
 	int t = layout_main_text(tmp, n);
 	uint64_t anchor = 0, mod = 0;
@@ -244,10 +246,19 @@ void image_map(struct image *im)
 				 * the data included, ahead of huge.c's
 				 * conversion, which then has to evict it while
 				 * other starts map it.  The one page is enough;
-				 * the kernel's defaults come back after. */
-				sys_madvise(start, fend - start, MADV_RANDOM);
+				 * the kernel's defaults come back after.  A page
+				 * in the cache already (mincore: a warm start)
+				 * is read by no fault: then the two madvise
+				 * calls, which split and merge the mapping,
+				 * are not made. */
+				uint64_t last = fend - TX_PAGE;
+				unsigned char in = 0;
+				int cold = SC(__NR_mincore, last, TX_PAGE, &in, 0, 0, 0) < 0 || !(in & 1);
+				if (cold)
+					sys_madvise(start, fend - start, MADV_RANDOM);
 				memset((void *)(uintptr_t)(v + p->p_filesz), 0, fend - (v + p->p_filesz));
-				sys_madvise(start, fend - start, MADV_NORMAL);
+				if (cold)
+					sys_madvise(start, fend - start, MADV_NORMAL);
 			}
 			zs = fend;
 		}
@@ -276,7 +287,9 @@ void image_map(struct image *im)
  * sorted first. */
 void image_trim(struct image *im, int keep_outer)
 {
-	static uint64_t lo[MAX_SEGS], hi[MAX_SEGS];
+	static struct {
+		uint64_t lo, hi;
+	} r[MAX_SEGS]; /* pairs: the few a start sorts share a page */
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < im->nsegs; i++) {
@@ -291,16 +304,14 @@ void image_trim(struct image *im, int keep_outer)
 				b = ob;
 		}
 		unsigned j = n++;
-		for (; j > 0 && lo[j - 1] > a; j--) {
-			lo[j] = lo[j - 1];
-			hi[j] = hi[j - 1];
-		}
-		lo[j] = a;
-		hi[j] = b;
+		for (; j > 0 && r[j - 1].lo > a; j--)
+			r[j] = r[j - 1];
+		r[j].lo = a;
+		r[j].hi = b;
 	}
 	uint64_t at = im->res_lo;
 	for (unsigned i = 0; i <= n; i++) {
-		uint64_t a = i < n ? lo[i] : im->res_hi, b = i < n ? hi[i] : im->res_hi;
+		uint64_t a = i < n ? r[i].lo : im->res_hi, b = i < n ? r[i].hi : im->res_hi;
 		if (a > at)
 			sys_munmap(at, a - at);
 		if (b > at)

@@ -22,12 +22,13 @@ struct image {
 	int fd;
 	uint64_t size;
 	Elf64_Ehdr eh;
-	Elf64_Phdr ph[TX_PH_MAX];
 	struct elf_info info;
 	uint64_t bias;
 	uint64_t res_lo, res_hi; /* the address range reserved for it */
-	struct seg segs[MAX_SEGS];
 	unsigned nsegs;
+	/* Sized for the most the kernel takes; a start touches the first few. */
+	Elf64_Phdr ph[TX_PH_MAX];
+	struct seg segs[MAX_SEGS];
 	char path_buf[4096]; /* an interpreter's path (PT_INTERP) */
 };
 

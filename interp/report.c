@@ -6,7 +6,7 @@
 #include "huge.h"
 #include "sys.h"
 
-static int verbose;
+static int verbose TX_HOT;
 
 void report_set_verbose(int on)
 {

@@ -29,18 +29,28 @@ void *memcpy(void *restrict d, const void *restrict s, size_t n)
 	return d;
 }
 
+/* Each word is loaded before any store that could overlap what is still
+ * to be read: forward when d is below s, from the end when above. */
 void *memmove(void *d, const void *s, size_t n)
 {
 	unsigned char *dp = d;
 	const unsigned char *sp = s;
 
 	if (dp < sp) {
+		for (; n >= 8; n -= 8, dp += 8, sp += 8) {
+			uint64_t w = load8(sp);
+			__builtin_memcpy(dp, &w, 8);
+		}
 		while (n--)
 			*dp++ = *sp++;
-	} else {
-		while (n--)
-			dp[n] = sp[n];
+		return d;
 	}
+	for (; n >= 8; n -= 8) {
+		uint64_t w = load8(sp + n - 8);
+		__builtin_memcpy(dp + n - 8, &w, 8);
+	}
+	while (n--)
+		dp[n] = sp[n];
 	return d;
 }
 
@@ -78,13 +88,26 @@ void *memchr(const void *s, int c, size_t n)
 	return NULL;
 }
 
+/* Bytes up to an 8-byte boundary, then aligned words (which never cross
+ * into a page the string does not reach) until one holds a zero byte; the
+ * lowest flagged byte is the first zero (little-endian: a false flag only
+ * follows a true one).  The environment's strings are measured a few times
+ * at every start: byte by byte that was 35,000 of the loader's 62,000
+ * instructions, which qemu's TCG runs at every start of the kernel matrix. */
 size_t strlen(const char *s)
 {
+	const uint64_t ones = 0x0101010101010101ULL;
 	const char *p = s;
 
-	while (*p)
-		p++;
-	return (size_t)(p - s);
+	for (; (uintptr_t)p & 7; p++)
+		if (!*p)
+			return (size_t)(p - s);
+	for (;; p += 8) {
+		uint64_t w = load8((const unsigned char *)p);
+		uint64_t z = (w - ones) & ~w & (ones << 7);
+		if (z)
+			return (size_t)(p - s) + (size_t)(__builtin_ctzll(z) >> 3);
+	}
 }
 
 const char *tx_strerror(long err)
