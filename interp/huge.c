@@ -685,8 +685,6 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 		memset(state, 0, (ob - oa) / TX_HUGE);
 
 		if (st == ST_AUTO || st == ST_FILE) {
-			if (s->own_lo < fend)
-				sys_madvise(s->own_lo, fend - s->own_lo, MADV_HUGEPAGE);
 			struct fs_info fi;
 			fs_folios(r->fd, &fi);
 			if (fi.folios == FS_FOLIOS_NO) {
@@ -697,6 +695,11 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 			} else if (!layout_file_congruent(s)) {
 				note(res, "file: text is not placed congruent to its file offset modulo 2 MiB");
 			} else if (a < b) {
+				/* Only where the page cache will be asked for 2 MiB
+				 * folios: elsewhere the advice changes nothing but
+				 * the mapping's flags, at a system call a start. */
+				if (s->own_lo < fend)
+					sys_madvise(s->own_lo, fend - s->own_lo, MADV_HUGEPAGE);
 				int locked = convert_lock(r->fd, a, b);
 				file_pieces(r, res, s, a, b, state + (a - oa) / TX_HUGE, locked < 0, fi.overlay);
 				if (locked > 0)
