@@ -64,3 +64,19 @@ for r in rows:
 assert seen == {(k, f) for k in ("5.10", "6.1", "6.12") for f in ("ext4", "xfs")}, seen
 PY
 }
+
+@test "tcg-profile: blocks per start, direct and through tiexec, and the loader's own code among the functions" {
+	[ -f "$ROOT/build/kernels/6.1/initrd" ] || skip_unsupported "scripts/kernels has not run here (the test above runs it)"
+	run --separate-stderr timeout 600 "$ROOT/scripts/tcg-profile" --kernel 6.1 --runs 40 --top 100000
+	echo "$stderr" | tail -5
+	echo "$output" | head -30
+	[ "$status" -eq 0 ]
+	direct=$(awk '$1 == "direct:" { print $2 }' <<<"$output")
+	through=$(awk '$1 == "tiexec:" { print $2 }' <<<"$output")
+	[ "$direct" -gt 10000 ]
+	[ "$through" -gt "$direct" ] # the loader runs on top of the program
+	# The loader's own code is counted, as "user", added by tiexec.
+	awk '$4 == "user" && $1 > 0 { found = 1 } END { exit !found }' <<<"$output"
+	# Kernel functions are named (the guest's kallsyms, booted nokaslr).
+	grep -qE ' (clear_page_erms|clear_page_rep|clear_page_orig)$' <<<"$output"
+}
