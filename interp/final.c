@@ -151,10 +151,10 @@ static uint64_t final_data_off(void)
 }
 
 /* The page's contents at `at`: the code, and *f (which learns the
- * address) unless f is NULL; into the anonymous page itself, or written
- * to the memfd in two pieces (a 4 KiB buffer for the page would be one
- * more page the start touches; past the data the file ends, and the
- * mapping reads zeros there). */
+ * address) unless f is NULL.  page_fill writes them into the anonymous
+ * page itself; page_write into the memfd, in two pieces (a 4 KiB buffer
+ * for the page would be one more page the start touches; past the data
+ * the file ends, and the mapping reads zeros there). */
 static void page_fill(unsigned char *img, uint64_t at, struct arch_final *f)
 {
 	memcpy(img, arch_final_code, (size_t)(arch_final_end - arch_final_code));

@@ -246,11 +246,12 @@ void image_map(struct image *im)
 				 * the data included, ahead of huge.c's
 				 * conversion, which then has to evict it while
 				 * other starts map it.  The one page is enough;
-				 * the kernel's defaults come back after.  (Made
-				 * only when mincore said the page was not
-				 * cached, the pair let 1,000 simultaneous starts
-				 * from a cold cache copy their text: up to 976
-				 * of them as uid 65534, scripts/load.) */
+				 * the kernel's defaults come back after.  Made
+				 * at every start: skipping the pair where
+				 * mincore said the page was cached let up to 976
+				 * of 1,000 simultaneous cold starts as uid 65534
+				 * copy their text (scripts/load), for a reason
+				 * not yet traced. */
 				sys_madvise(start, fend - start, MADV_RANDOM);
 				memset((void *)(uintptr_t)(v + p->p_filesz), 0, fend - (v + p->p_filesz));
 				sys_madvise(start, fend - start, MADV_NORMAL);

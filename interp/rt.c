@@ -15,17 +15,21 @@ static inline uint64_t load8(const unsigned char *p)
 	return w;
 }
 
-void *memcpy(void *restrict d, const void *restrict s, size_t n)
+/* Front to back, each word loaded before it is stored: also right for
+ * overlapping ranges with d below s (no restrict here, for memmove). */
+static void copy_up(unsigned char *dp, const unsigned char *sp, size_t n)
 {
-	unsigned char *dp = d;
-	const unsigned char *sp = s;
-
 	for (; n >= 8; n -= 8, dp += 8, sp += 8) {
 		uint64_t w = load8(sp);
 		__builtin_memcpy(dp, &w, 8);
 	}
 	while (n--)
 		*dp++ = *sp++;
+}
+
+void *memcpy(void *restrict d, const void *restrict s, size_t n)
+{
+	copy_up(d, s, n);
 	return d;
 }
 
@@ -37,12 +41,7 @@ void *memmove(void *d, const void *s, size_t n)
 	const unsigned char *sp = s;
 
 	if (dp < sp) {
-		for (; n >= 8; n -= 8, dp += 8, sp += 8) {
-			uint64_t w = load8(sp);
-			__builtin_memcpy(dp, &w, 8);
-		}
-		while (n--)
-			*dp++ = *sp++;
+		copy_up(dp, sp, n);
 		return d;
 	}
 	for (; n >= 8; n -= 8) {

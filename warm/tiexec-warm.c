@@ -394,6 +394,14 @@ static int resident(uint64_t p)
 	return 1;
 }
 
+/* One 2 MiB-aligned slot of address space, for a piece at a time; its
+ * reservation in *raw (2 * HUGE bytes, for munmap), or 0. */
+static uint64_t slot_reserve(void **raw)
+{
+	*raw = mmap(NULL, 2 * HUGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return *raw == MAP_FAILED ? 0 : ((uint64_t)(uintptr_t)*raw + HUGE - 1) & -HUGE;
+}
+
 /* Our own shared read-only mapping of the piece at off, at slot (2 MiB-
  * aligned, so congruent), MADV_HUGEPAGE: faults read 2 MiB folios. */
 static int map_piece(int fd, uint64_t slot, uint64_t off)
@@ -545,6 +553,14 @@ static void report(const struct target *t, const struct result *r)
 
 /* ---- the shared text cache: files the page cache cannot serve ---- */
 
+/* The whole 2 MiB pieces at 2 MiB-aligned addresses of text segment p's
+ * file data, [*lo, *hi) (empty when *hi <= *lo). */
+static void text_pieces(const Elf64_Phdr *p, uint64_t *lo, uint64_t *hi)
+{
+	*lo = (p->p_vaddr + HUGE - 1) & -HUGE;
+	*hi = (p->p_vaddr + p->p_filesz) & -HUGE;
+}
+
 /* Bytes of file data in the executable segments: the text an entry holds;
  * *pieces: whole 2 MiB pieces of it at 2 MiB-aligned addresses. */
 static uint64_t text_bytes(const struct elf *e, uint64_t *pieces)
@@ -555,7 +571,8 @@ static uint64_t text_bytes(const struct elf *e, uint64_t *pieces)
 	*pieces = 0;
 	for (unsigned i = 0; i < e->eh.e_phnum; i++)
 		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
-			uint64_t lo = (ph[i].p_vaddr + HUGE - 1) & -HUGE, hi = (ph[i].p_vaddr + ph[i].p_filesz) & -HUGE;
+			uint64_t lo, hi;
+			text_pieces(&ph[i], &lo, &hi);
 			n += ph[i].p_filesz;
 			*pieces += hi > lo ? (hi - lo) / HUGE : 0;
 		}
@@ -609,17 +626,18 @@ static uint64_t entry_huge(int fd, const struct elf *e, uint64_t *aligned)
 	int efd = textentry_open(cache.dir, fd, off);
 	if (efd < 0)
 		return 0;
-	void *raw = mmap(NULL, 2 * HUGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (raw == MAP_FAILED) {
+	void *raw;
+	uint64_t slot = slot_reserve(&raw);
+	if (!slot) {
 		close(efd);
 		return 0;
 	}
-	uint64_t slot = ((uint64_t)(uintptr_t)raw + HUGE - 1) & -HUGE;
 	for (unsigned i = 0; i < e->eh.e_phnum && i < TEXTCACHE_PH_MAX; i++) {
 		const Elf64_Phdr *p = &e->ph[i];
 		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X))
 			continue;
-		uint64_t lo = (p->p_vaddr + HUGE - 1) & -HUGE, hi = (p->p_vaddr + p->p_filesz) & -HUGE;
+		uint64_t lo, hi;
+		text_pieces(p, &lo, &hi);
 		for (uint64_t v = lo; v < hi; v += HUGE) {
 			uint8_t hs = 0;
 			*aligned += HUGE;
@@ -633,22 +651,17 @@ static uint64_t entry_huge(int fd, const struct elf *e, uint64_t *aligned)
 	return huge;
 }
 
-/* The entry of the file open at fd, made unless --check, and how much of
- * it is in 2 MiB pages (*huge of *aligned).  One found split (swapped out
- * and back, say) is made again: the loader, which asks one piece of it,
- * would take all of it for huge.  TE_FAILED with errno. */
+/* The entry of the file open at fd, made unless --check (in a cache
+ * ready for it), and how much of it is in 2 MiB pages (*huge of
+ * *aligned).  One found split (swapped out and back, say) is made again:
+ * the loader, which asks one piece of it, would take all of it for huge.
+ * TE_FAILED with textentry_make's errno. */
 static enum te_result cache_entry(const struct target *t, int fd, const struct elf *e, uint64_t *bytes,
 				  uint64_t *huge, uint64_t *aligned)
 {
-	enum te_result r;
+	enum te_result r = opt.check ? textentry_find(cache.dir, fd, bytes)
+				     : textentry_make(cache.dir, t->path, fd, bytes);
 
-	*huge = *aligned = 0;
-	if (opt.check)
-		r = textentry_find(cache.dir, fd, bytes);
-	else if (!cache_ready())
-		return errno = 0, TE_FAILED;
-	else
-		r = textentry_make(cache.dir, t->path, fd, bytes);
 	if (r == TE_FAILED)
 		return r;
 	*huge = entry_huge(fd, e, aligned);
@@ -664,7 +677,8 @@ static enum te_result cache_entry(const struct target *t, int fd, const struct e
  * its entry in the text cache, made unless --check. */
 static void cache_target(const struct target *t, int fd, const struct elf *e, const char *why)
 {
-	uint64_t bytes = 0, huge, aligned, pieces, text = text_bytes(e, &pieces);
+	uint64_t bytes = 0, huge = 0, aligned = 0, pieces, text = text_bytes(e, &pieces);
+	enum te_result r;
 	int full = 0;
 
 	if (!pieces) {
@@ -672,16 +686,19 @@ static void cache_target(const struct target *t, int fd, const struct elf *e, co
 			printf("%s: skipped: less than one 2 MiB page of text\n", t->path);
 		return;
 	}
-	enum te_result r = cache_entry(t, fd, e, &bytes, &huge, &aligned);
-	if (r == TE_FAILED && !opt.check && (errno == ENOSPC || errno == ENOMEM)) {
-		full = 1;
-		struct nofit *nf = realloc(nofit, (nnofit + 1) * sizeof(*nf));
-		if (nf) {
-			nofit = nf;
-			nofit[nnofit++] = (struct nofit){ strdup(t->path), text };
+	if (!opt.check && !cache_ready())
+		r = TE_FAILED;
+	else if ((r = cache_entry(t, fd, e, &bytes, &huge, &aligned)) == TE_FAILED && !opt.check) {
+		if (errno == ENOSPC || errno == ENOMEM) {
+			full = 1;
+			struct nofit *nf = realloc(nofit, (nnofit + 1) * sizeof(*nf));
+			if (nf) {
+				nofit = nf;
+				nofit[nnofit++] = (struct nofit){ strdup(t->path), text };
+			}
+		} else {
+			fail(t->path, "cannot make its text cache entry", errno);
 		}
-	} else if (r == TE_FAILED && !opt.check && errno) {
-		fail(t->path, "cannot make its text cache entry", errno);
 	}
 	const char *state = full ? "full" : opt.check && r == TE_FAILED ? "absent" : cache_word[r];
 	if (r == TE_FAILED || huge < aligned)
@@ -752,13 +769,13 @@ static void do_target(const struct target *t)
 		return;
 	}
 	/* One 2 MiB-aligned slot of address space for every piece in turn. */
-	void *raw = mmap(NULL, 2 * HUGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (raw == MAP_FAILED) {
+	void *raw;
+	uint64_t slot = slot_reserve(&raw);
+	if (!slot) {
 		fail(t->path, "no address space", errno);
 		close(fd);
 		return;
 	}
-	uint64_t slot = ((uint64_t)(uintptr_t)raw + HUGE - 1) & -HUGE;
 	/* First what is warm (a true "before"), then the conversion. */
 	uint64_t npieces = 0, k = 0;
 	for (int i = 0; i < n; i++)
