@@ -1,6 +1,7 @@
 /* Which file systems give the page cache 2 MiB folios (see fsfolio.h). */
 #include "fsfolio.h"
 
+#include "bits.h"
 #include "sys.h"
 
 struct tx_statfs {
@@ -42,8 +43,8 @@ static unsigned number(const char **p)
 
 void fs_folios(int fd, struct fs_info *fi)
 {
-	static struct tx_utsname u;
-	static unsigned major, minor, asked;
+	static struct tx_utsname u TX_HOT;
+	static unsigned major TX_HOT, minor TX_HOT, asked TX_HOT;
 	struct tx_statfs sf;
 
 	if (!asked++ && SC(__NR_uname, &u, 0, 0, 0, 0, 0) == 0) {

@@ -254,9 +254,8 @@ static long copy_seal(struct copy_buf *cb, uint64_t len, int hugetlb, uint8_t *h
  * made it.  The 4 KiB mapping of a piece is replaced only by a complete,
  * verified copy.  Returns -1 when copying should stop. */
 static int copy_chunk(const struct huge_req *r, struct huge_result *res, uint64_t a, uint64_t b,
-		      uint8_t *state, int hugetlb, enum copy_route route)
+		      uint8_t *state, uint8_t *hs, int hugetlb, enum copy_route route)
 {
-	static uint8_t hs[MAX_PIECES];
 	uint64_t len = b - a;
 	struct copy_buf cb;
 	int missed = 0, ret = 0;
@@ -367,7 +366,7 @@ static const char *copy_refused(int hugetlb, enum copy_route *route)
 /* Copies the pieces [a, b) whose state is 0, in chunks of consecutive such
  * pieces, while memory allows. */
 static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint64_t a, uint64_t b,
-			uint8_t *state, int hugetlb)
+			uint8_t *state, uint8_t *hs, int hugetlb)
 {
 	enum copy_route route;
 	const char *no = copy_refused(hugetlb, &route);
@@ -401,7 +400,7 @@ static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint6
 				return;
 			}
 		}
-		if (copy_chunk(r, res, x, y, state + (x - a) / TX_HUGE, hugetlb, route) < 0)
+		if (copy_chunk(r, res, x, y, state + (x - a) / TX_HUGE, hs, hugetlb, route) < 0)
 			return;
 		x = y;
 	}
@@ -456,9 +455,8 @@ static int entry_holds(uint64_t a, uint64_t n, uint8_t *hs, const uint8_t *state
  * are not huge yet: the entry (at eoff for the segment's p_offset) mapped
  * over each run of them, then faulted in and checked. */
 static void cache_pieces(const struct huge_req *r, struct huge_result *res, const struct seg *s,
-			 uint64_t eoff, uint64_t a, uint64_t b, uint8_t *state)
+			 uint64_t eoff, uint64_t a, uint64_t b, uint8_t *state, uint8_t *hs)
 {
-	static uint8_t hs[MAX_PIECES];
 	uint64_t n = (b - a) / TX_HUGE;
 
 	if ((eoff + (a - s->vaddr)) & (TX_HUGE - 1)) {
@@ -508,9 +506,8 @@ static void cache_pieces(const struct huge_req *r, struct huge_result *res, cons
 
 /* The zero-copy attempt on segment s's 2 MiB-aligned pieces [a, b). */
 static void file_pieces(const struct huge_req *r, struct huge_result *res, const struct seg *s,
-			uint64_t a, uint64_t b, uint8_t *state, int shared, int overlay)
+			uint64_t a, uint64_t b, uint8_t *state, uint8_t *hs, int shared, int overlay)
 {
-	static uint8_t hs[MAX_PIECES];
 	uint64_t n = (b - a) / TX_HUGE;
 
 	if (r->o->lazy) {
@@ -640,7 +637,12 @@ static void convert_unlock(int fd)
 
 void huge_apply(const struct huge_req *r, struct huge_result *res)
 {
-	static uint8_t state[MAX_PIECES];
+	/* Per piece of a segment: whether it is placed (state), and what a
+	 * check found huge (hs, for the pieces being placed).  One buffer,
+	 * hs right after the segment's state: a start, which uses the first
+	 * few bytes of each, touches one page of it, not two (each page a
+	 * fault and a zeroed page, see TX_HOT). */
+	static uint8_t pieces[2 * MAX_PIECES];
 	enum strategy st = r->o->strategy;
 
 	for (unsigned i = 0; i < r->nsegs; i++) {
@@ -682,6 +684,7 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 			if (a > b)
 				a = b;
 		}
+		uint8_t *state = pieces, *hs = pieces + (ob - oa) / TX_HUGE;
 		memset(state, 0, (ob - oa) / TX_HUGE);
 
 		if (st == ST_AUTO || st == ST_FILE) {
@@ -701,21 +704,21 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 				if (s->own_lo < fend)
 					sys_madvise(s->own_lo, fend - s->own_lo, MADV_HUGEPAGE);
 				int locked = convert_lock(r->fd, a, b);
-				file_pieces(r, res, s, a, b, state + (a - oa) / TX_HUGE, locked < 0, fi.overlay);
+				file_pieces(r, res, s, a, b, state + (a - oa) / TX_HUGE, hs, locked < 0, fi.overlay);
 				if (locked > 0)
 					convert_unlock(r->fd);
 			}
 			/* The cache's pages are PMD-mapped only where THP is on
 			 * for the process, as the page cache's are. */
 			if (r->cache_fd >= 0 && a < b && r->cache_off[i] != UINT64_MAX && !thpenv_process_thp_off())
-				cache_pieces(r, res, s, r->cache_off[i], a, b, state + (a - oa) / TX_HUGE);
+				cache_pieces(r, res, s, r->cache_off[i], a, b, state + (a - oa) / TX_HUGE, hs);
 		}
 		if (st == ST_AUTO || st == ST_THP || st == ST_HUGETLB) {
 			int any = 0;
 			for (uint64_t k = 0; k < (ob - oa) / TX_HUGE; k++)
 				any |= !state[k];
 			if (any)
-				copy_pieces(r, res, oa, ob, state, st == ST_HUGETLB);
+				copy_pieces(r, res, oa, ob, state, hs, st == ST_HUGETLB);
 		}
 	}
 }

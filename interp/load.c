@@ -153,7 +153,7 @@ static void cache_find(struct exec *ex, int remap)
 
 static void put_text_on_huge_pages(struct exec *ex)
 {
-	static uint64_t seg_off[TEXTCACHE_PH_MAX];
+	static uint64_t seg_off[TEXTCACHE_PH_MAX] TX_HOT;
 	unsigned k = 0;
 
 	/* cache_off is by program header, huge.c's by segment (layout.h:

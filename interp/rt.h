@@ -8,14 +8,6 @@
 
 #include "bits.h"
 
-/* A small static every start writes, placed with the initialised data:
- * that page is written already (the kernel zeroes the start of .bss in
- * it), where each page of .bss a start touches first is one more fault
- * and one more zeroed page (under qemu's TCG, a clear of about 4,000
- * steps).  Only for a few hundred bytes in all: the page has room for
- * about 2 KiB beside the data. */
-#define TX_HOT __attribute__((section(".data.tx_hot")))
-
 void *memcpy(void *restrict d, const void *restrict s, size_t n);
 void *memmove(void *d, const void *s, size_t n);
 void *memset(void *d, int c, size_t n);
