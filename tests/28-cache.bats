@@ -154,17 +154,15 @@ stop() {
 
 @test "a start checks one piece of the entry: RSS counts the pieces it ran, and a split entry is checked whole" {
 	warm "$C/ramfs/big" >/dev/null
-	gcc -O2 -Wall -o "$BATS_TEST_TMPDIR/peakrss" "$ROOT/tests/fixtures/peakrss.c"
-	peak() { awk '$1 == "peakrss_kb" { print $2 }' <<<"$1"; }
-	run_t "$BATS_TEST_TMPDIR/peakrss" "$C/ramfs/big" loop 1
+	run_peak "$C/ramfs/big" loop 1
 	[ "$status" -eq 0 ]
-	direct=$(peak "$output")
-	run_t "$BATS_TEST_TMPDIR/peakrss" "$TIEXEC" -v "$C/ramfs/big" loop 1
+	direct=$PEAK_KB
+	run_peak "$TIEXEC" -v "$C/ramfs/big" loop 1
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"(file 0.0, cache 62.0, thp 0.0)"* ]]
-	echo "peak RSS: direct $direct kB, through tiexec $(peak "$output") kB" >&2
+	echo "peak RSS: direct $direct kB, through tiexec $PEAK_KB kB" >&2
 	# Faulting the whole entry in would count its 62 MiB.
-	[ "$(peak "$output")" -lt $((direct + 16 * 1024)) ]
+	[ "$PEAK_KB" -lt $((direct + 16 * 1024)) ]
 	# The same entry on a tmpfs that keeps 4 KiB pages: the piece checked
 	# is not huge, so every piece is, and the text is copied instead.
 	mkdir -p "$C/split"

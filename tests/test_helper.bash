@@ -33,6 +33,15 @@ run_t() {
 	run timeout 60 "$@"
 }
 
+# run_peak CMD...: run_t under tests/fixtures/peakrss; PEAK_KB is CMD's
+# peak resident set in kB (wait4's ru_maxrss).
+run_peak() {
+	[ -x "$BATS_TEST_TMPDIR/peakrss" ] ||
+		gcc -O2 -Wall -o "$BATS_TEST_TMPDIR/peakrss" "$ROOT/tests/fixtures/peakrss.c"
+	run_t "$BATS_TEST_TMPDIR/peakrss" "$@"
+	PEAK_KB=$(awk '$1 == "peakrss_kb" { print $2 }' <<<"$output")
+}
+
 # same WANT GOT: equal, else show a diff.
 same() {
 	diff -u <(printf '%s\n' "$1") <(printf '%s\n' "$2")
