@@ -424,20 +424,19 @@ static int take_huge(const struct huge_req *r, struct huge_result *res, uint64_t
 	return small;
 }
 
-/* Whether the pieces of [a, a + n * 2 MiB) that state does not hold yet
- * are in 2 MiB pages, asked of one of them: hs then says so for all of
- * them, and the others are left to fault on first touch, a 2 MiB page at
- * a time.  Both places a start maps text from are kept whole by
- * tiexec-warm, which looks at every piece (--check): the text cache's
- * entry, which it wrote in 2 MiB pages, and the page cache, which it
- * converts.  What breaks one up does so piece by piece (a tmpfs huge
- * page swapped out; a direct exec reading a piece back in small folios
- * after eviction), so a start that finds its piece small takes the full
- * path instead: every piece faulted in and checked (and, for the page
- * cache, converted).  Faulting all of 62 MiB in and checking it took 1.1
- * to 2 ms of a 5.7 to 7 ms start under qemu's TCG (5.10, 6.1), and
- * counted all of it in the process's RSS, which the OOM killer weighs,
- * where a direct start counts the pages it touched. */
+/* Whether the entry mapped over the pieces of [a, a + n * 2 MiB) that
+ * state does not hold yet is still in 2 MiB pages, asked of one of them:
+ * hs then says so for all of them, and the others are left to fault on
+ * first touch.  tiexec-warm wrote the entry in 2 MiB pages and --check
+ * looks at all of it; what splits a tmpfs huge page (swapping it out)
+ * splits it piece by piece, so a start that finds this piece split
+ * faults in and checks every piece instead.  Faulting all of a 62 MiB
+ * entry in and checking it took 1.1 to 2 ms of a 5.7 to 7 ms start
+ * under qemu's TCG (5.10, 6.1), and counted all of it in the process's
+ * RSS, which the OOM killer weighs, where a direct start counts the pages
+ * it touched.  (Asking the page cache the same way, when all of the text
+ * was cached, made 1,000 simultaneous cold starts as uid 65534 copy their
+ * text in up to 658 of them, scripts/load: not done.) */
 static int one_piece_holds(uint64_t a, uint64_t n, uint8_t *hs, const uint8_t *state)
 {
 	uint64_t k = 0;
@@ -530,16 +529,6 @@ static void file_pieces(const struct huge_req *r, struct huge_result *res, const
 	if (r->o->lazy) {
 		res->lazy += b - a;
 		memset(state, 1, n);
-		return;
-	}
-	/* Only when every piece is in the page cache already: a piece first
-	 * read by the program's own fault comes in folios of the sizes
-	 * readahead picks (half of a 62 MiB PIE's text was small after a cold
-	 * start), which the full path below reads in 2 MiB.  Not while
-	 * another start converts the file (shared): the pieces faulted in
-	 * here small would stay so. */
-	if (!shared && resident_pieces(a, b) == n && one_piece_holds(a, n, hs, state)) {
-		take_huge(r, res, a, n, hs, state, &res->file);
 		return;
 	}
 	/* Dirty pages are written back first: the program's own file,

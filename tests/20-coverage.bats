@@ -146,24 +146,6 @@ loop_sum() {
 	[[ "$output" == *"(file 0.0, thp 0.0, lazy 62.0)"* ]]
 }
 
-@test "file: a page cache in 2 MiB folios is asked one piece: RSS counts the pieces run" {
-	"$TIEXEC" "$D/big-pie" report >/dev/null # all of it cached, in 2 MiB folios
-	run_peak "$D/big-pie" loop 1
-	[ "$status" -eq 0 ]
-	direct=$PEAK_KB
-	run_peak "$TIEXEC" -v "$D/big-pie" loop 1
-	[ "$status" -eq 0 ]
-	[[ "$output" == *"(file 62.0, thp 0.0)"* ]]
-	echo "peak RSS: direct $direct kB, through tiexec $PEAK_KB kB" >&2
-	# Faulting all of the text in at start would count its 62 MiB.
-	[ "$PEAK_KB" -lt $((direct + 16 * 1024)) ]
-	# What the program then touches is PMD-mapped all the same.
-	run_t "$TIEXEC" "$D/big-pie" report
-	[ "$status" -eq 0 ]
-	cov "$output" "$D/big-pie"
-	[ "$HUGE_KB" -eq "$(inner_kb)" ]
-}
-
 @test "thp: a PIE's text starts on a 2 MiB boundary and every whole 2 MiB is copied" {
 	run_t "$TIEXEC" -v --strategy=thp "$D/big-pie" report
 	[ "$status" -eq 0 ]
