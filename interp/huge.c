@@ -437,7 +437,7 @@ static int take_huge(const struct huge_req *r, struct huge_result *res, uint64_t
  * it touched.  (Asking the page cache the same way, when all of the text
  * was cached, made 1,000 simultaneous cold starts as uid 65534 copy their
  * text in up to 658 of them, scripts/load: not done.) */
-static int one_piece_holds(uint64_t a, uint64_t n, uint8_t *hs, const uint8_t *state)
+static int entry_holds(uint64_t a, uint64_t n, uint8_t *hs, const uint8_t *state)
 {
 	uint64_t k = 0;
 
@@ -494,7 +494,7 @@ static void cache_pieces(const struct huge_req *r, struct huge_result *res, cons
 			}
 		return;
 	}
-	if (one_piece_holds(a, n, hs, state)) {
+	if (entry_holds(a, n, hs, state)) {
 		take_huge(r, res, a, n, hs, state, &res->cache);
 		return;
 	}
@@ -504,20 +504,6 @@ static void cache_pieces(const struct huge_req *r, struct huge_result *res, cons
 	}
 	if (take_huge(r, res, a, n, hs, state, &res->cache))
 		note(res, "cache: part of the entry is not in 2 MiB pages (is the cache mounted huge=always?)");
-}
-
-/* How many 2 MiB pieces of our mapping [a, b) of the file have their first
- * page in the page cache (mincore sees the cache for file mappings, faulted
- * in or not). */
-static uint64_t resident_pieces(uint64_t a, uint64_t b)
-{
-	uint64_t n = 0;
-	unsigned char v;
-
-	for (uint64_t p = a; p < b; p += TX_HUGE)
-		if (SC(__NR_mincore, p, TX_PAGE, &v, 0, 0, 0) == 0 && (v & 1))
-			n++;
-	return n;
 }
 
 /* The zero-copy attempt on segment s's 2 MiB-aligned pieces [a, b). */
@@ -598,6 +584,20 @@ static const char *fs_folios_note(const struct fs_info *fi)
 #define CONVERT_POLL_NS 5000000ULL
 #define CONVERT_STALL_NS 50000000ULL
 #define CONVERT_WAIT_NS 2000000000ULL
+
+/* How many 2 MiB pieces of our mapping [a, b) of the file have their first
+ * page in the page cache (mincore sees the cache for file mappings, faulted
+ * in or not). */
+static uint64_t resident_pieces(uint64_t a, uint64_t b)
+{
+	uint64_t n = 0;
+	unsigned char v;
+
+	for (uint64_t p = a; p < b; p += TX_HUGE)
+		if (SC(__NR_mincore, p, TX_PAGE, &v, 0, 0, 0) == 0 && (v & 1))
+			n++;
+	return n;
+}
 
 /* Takes the conversion lock on fd, waiting as described above.  Returns 1
  * when held (release with convert_unlock), 0 when there is no lock to take

@@ -63,11 +63,6 @@ sum_of() {
 	awk '$1 == "sum" { print $2 }' <<<"$1"
 }
 
-# peak_kb OUTPUT: the peakrss helper's figure.
-peak_kb() {
-	awk '$1 == "peakrss_kb" { print $2 }' <<<"$1"
-}
-
 # ---- MemoryDenyWriteExecute --------------------------------------------------
 
 mdwe_supported() {

@@ -33,13 +33,18 @@ run_t() {
 	run timeout 60 "$@"
 }
 
+# peak_kb OUTPUT: the figure tests/fixtures/peakrss printed.
+peak_kb() {
+	awk '$1 == "peakrss_kb" { print $2 }' <<<"$1"
+}
+
 # run_peak CMD...: run_t under tests/fixtures/peakrss; PEAK_KB is CMD's
 # peak resident set in kB (wait4's ru_maxrss).
 run_peak() {
 	[ -x "$BATS_TEST_TMPDIR/peakrss" ] ||
 		gcc -O2 -Wall -o "$BATS_TEST_TMPDIR/peakrss" "$ROOT/tests/fixtures/peakrss.c"
 	run_t "$BATS_TEST_TMPDIR/peakrss" "$@"
-	PEAK_KB=$(awk '$1 == "peakrss_kb" { print $2 }' <<<"$output")
+	PEAK_KB=$(peak_kb "$output")
 }
 
 # same WANT GOT: equal, else show a diff.
