@@ -14,17 +14,13 @@
 int image_read_headers(struct image *im, int is_interp, int scripts_ok)
 {
 	static unsigned char head[512] TX_HOT;
-	struct statx st;
 	long e;
 
-	e = sys_statx(im->fd, "", TX_AT_EMPTY_PATH, STATX_TYPE | STATX_SIZE | STATX_MODE, &st);
-	if (e < 0)
-		die_errno(im->path, NULL, e);
-	if ((st.stx_mode & S_IFMT) == S_IFDIR)
+	if ((im->st.stx_mode & S_IFMT) == S_IFDIR)
 		die_errno(im->path, NULL, -EISDIR);
-	if ((st.stx_mode & S_IFMT) != S_IFREG)
+	if ((im->st.stx_mode & S_IFMT) != S_IFREG)
 		die_errno(im->path, NULL, -EACCES);
-	im->size = st.stx_size;
+	im->size = im->st.stx_size;
 
 	long n = sys_pread(im->fd, head, sizeof(head), 0);
 	if (n < 0)
@@ -340,16 +336,20 @@ void image_trim(struct image *im, int keep_outer)
 /* The kernel's open_exec() for a path, before it opens anything
  * (do_open_execat, may_open): a regular file, executable for the effective
  * ids (MAY_EXEC; a noexec mount counts as not executable).  See image.h. */
-long image_open_exec(const char *path)
+long image_stat(int fd, struct statx *st)
 {
-	struct statx st;
-	long e = sys_statx(TX_AT_FDCWD, path, 0, STATX_TYPE | STATX_MODE, &st);
+	return sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_BASIC_STATS, st);
+}
+
+long image_open_exec(const char *path, struct statx *st)
+{
+	long e = sys_statx(TX_AT_FDCWD, path, 0, STATX_TYPE | STATX_MODE, st);
 
 	if (e < 0)
 		return e;
-	if ((st.stx_mode & S_IFMT) == S_IFDIR)
+	if ((st->stx_mode & S_IFMT) == S_IFDIR)
 		return -EISDIR;
-	if ((st.stx_mode & S_IFMT) != S_IFREG)
+	if ((st->stx_mode & S_IFMT) != S_IFREG)
 		return -EACCES; /* FIFOs, sockets, devices: never opened */
 	e = SC(__NR_faccessat2, TX_AT_FDCWD, path, X_OK, AT_EACCESS, 0, 0);
 	if (e == -ENOSYS) /* before Linux 5.8: real ids */
@@ -361,9 +361,9 @@ long image_open_exec(const char *path)
 	long fd = sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
 	if (fd < 0)
 		return fd;
-	e = sys_statx((int)fd, "", TX_AT_EMPTY_PATH, STATX_TYPE, &st);
-	if (e == 0 && (st.stx_mode & S_IFMT) != S_IFREG)
-		e = (st.stx_mode & S_IFMT) == S_IFDIR ? -EISDIR : -EACCES;
+	e = image_stat((int)fd, st);
+	if (e == 0 && (st->stx_mode & S_IFMT) != S_IFREG)
+		e = (st->stx_mode & S_IFMT) == S_IFDIR ? -EISDIR : -EACCES;
 	if (e == 0)
 		e = SC(__NR_fcntl, fd, F_SETFL, 0, 0, 0, 0); /* blocking again */
 	if (e < 0) {
@@ -392,7 +392,7 @@ void image_open_interp(const struct image *prog, struct image *interp)
 
 	if (!interp->path)
 		image_interp_path(prog, interp);
-	interp->fd = (int)image_open_exec(interp->path);
+	interp->fd = (int)image_open_exec(interp->path, &interp->st);
 	if (interp->fd < 0) {
 		msg_head(&m, prog->path);
 		msg_str(&m, "interpreter '");

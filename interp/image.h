@@ -10,6 +10,7 @@
 #include <elf.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/stat.h>
 
 #include "elfcheck.h"
 #include "layout.h"
@@ -20,6 +21,9 @@
 struct image {
 	const char *path;
 	int fd;
+	/* What the descriptor was at open (image_open_exec, image_stat): its
+	 * type, mode, size and identity, asked once for every check. */
+	struct statx st;
 	uint64_t size;
 	Elf64_Ehdr eh;
 	struct elf_info info;
@@ -32,8 +36,9 @@ struct image {
 	char path_buf[4096]; /* an interpreter's path (PT_INTERP) */
 };
 
-/* Validates the headers of the open file im->fd (an interpreter's by the
- * interpreter's rules); dies with the reason.  Returns 1 instead if it is a
+/* Validates the headers of the open file im->fd, whose im->st was filled
+ * at open (an interpreter's by the interpreter's rules); dies with the
+ * reason.  Returns 1 instead if it is a
  * "#!" script and scripts_ok. */
 int image_read_headers(struct image *im, int is_interp, int scripts_ok);
 /* The program's policy note, when it is marked (interp/mark.h), into
@@ -47,8 +52,11 @@ void image_read_note(const struct image *im, struct opts *note);
  * checked again on the descriptor.  Never opens a FIFO or a device.
  * Returns the descriptor (blocking mode, close-on-exec) or -errno: -ENOENT
  * and -ENOTDIR for a missing file, -EACCES, -EISDIR, -ELOOP, ...  Unlike
- * open_exec() it needs read permission too (it reads with pread). */
-long image_open_exec(const char *path);
+ * open_exec() it needs read permission too (it reads with pread).  *st
+ * gets the descriptor's basic statx. */
+long image_open_exec(const char *path, struct statx *st);
+/* The basic statx of an open descriptor (one handed to us), into *st. */
+long image_stat(int fd, struct statx *st);
 /* Whether the open file is open for writing elsewhere, where that can be
  * told (by a read lease). */
 int image_open_for_writing(int fd);

@@ -173,22 +173,19 @@ static void settings_from_env(struct exec *ex)
 /* Without flag C binfmt_misc runs us with the caller's credentials: a
  * set-user-ID program would run unprivileged.  Whether the open program is
  * one the kernel would run with more privileges. */
-static int privileged(int fd)
+static int privileged(const struct image *im)
 {
-	struct statx st;
 	char cap[4];
+	long xa = sys_fgetxattr(im->fd, "security.capability", cap, sizeof(cap));
 
-	if (sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_MODE, &st) != 0)
-		return 0;
-	long xa = sys_fgetxattr(fd, "security.capability", cap, sizeof(cap));
-	return (st.stx_mode & (S_ISUID | S_ISGID)) || xa >= 0 || xa == -ERANGE;
+	return (im->st.stx_mode & (S_ISUID | S_ISGID)) || xa >= 0 || xa == -ERANGE;
 }
 
 /* Opens the program by path as open_exec() would, or dies; and refuses a
  * file open for writing, as execve does. */
-static int open_program(const char *path)
+static int open_program(const char *path, struct statx *st)
 {
-	long fd = image_open_exec(path);
+	long fd = image_open_exec(path, st);
 
 	if (fd < 0)
 		die_errno(path, NULL, fd);
@@ -217,9 +214,16 @@ static void from_binfmt(struct exec *ex)
 		ex->first = (ex->aux[AT_FLAGS] & AT_FLAGS_PRESERVE_ARGV0) && ex->s.argc > 2 ? 2 : 1;
 	}
 	ex->execfn = ex->aux[AT_EXECFN] ? execfn_of(ex) : ex->path;
-	ex->prog.fd = has_fd && !ex->reexec ? (int)ex->aux[AT_EXECFD] : open_program(ex->path);
 	ex->prog.path = ex->path;
-	if (privileged(ex->prog.fd))
+	if (has_fd && !ex->reexec) {
+		ex->prog.fd = (int)ex->aux[AT_EXECFD];
+		long e = image_stat(ex->prog.fd, &ex->prog.st);
+		if (e < 0)
+			die_errno(ex->path, NULL, e);
+	} else {
+		ex->prog.fd = open_program(ex->path, &ex->prog.st);
+	}
+	if (privileged(&ex->prog))
 		die(ex->path, "set-user-ID, set-group-ID or file capabilities: tiexec cannot run it with "
 			      "its privileges (remove the stamp: tiexec-stamp --remove)",
 		    NULL, 126);
@@ -275,7 +279,7 @@ static void from_command_line(struct exec *ex)
 		path = ex->path_buf;
 	}
 	ex->path = ex->execfn = ex->prog.path = path;
-	long fd = image_open_exec(path);
+	long fd = image_open_exec(path, &ex->prog.st);
 	if (fd == -EACCES && sys_faccessat(TX_AT_FDCWD, path, X_OK) == 0) {
 		verbose_note(path, "not readable (execute-only): running it directly");
 		exec_plain(path, argv + ex->first, ex->s.envp, "not readable");
@@ -291,7 +295,7 @@ static void from_command_line(struct exec *ex)
 	ex->prog.fd = (int)fd;
 	/* The kernel grants set-user-ID, set-group-ID and file capabilities
 	 * only to a real exec. */
-	if (privileged(ex->prog.fd)) {
+	if (privileged(&ex->prog)) {
 		verbose_note(path, "privileged (set-user-ID, set-group-ID or capabilities): running it directly");
 		exec_plain(path, argv + ex->first, ex->s.envp, "privileged");
 	}

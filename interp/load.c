@@ -113,7 +113,6 @@ static void cache_find(struct exec *ex, int remap)
 	char name[TEXTCACHE_NAME_MAX];
 	const char *why = NULL;
 	struct fs_info fi;
-	struct statx st;
 
 	ex->cache_fd = -1;
 	if (!remap || !ex->cache_dir || (ex->opt.strategy != ST_AUTO && ex->opt.strategy != ST_FILE))
@@ -123,9 +122,7 @@ static void cache_find(struct exec *ex, int remap)
 	fs_folios(prog->fd, &fi);
 	if (fi.folios != FS_FOLIOS_NO && text_congruent_to_itself(prog))
 		return;
-	if (prog->eh.e_phnum > TEXTCACHE_PH_MAX ||
-	    sys_statx(prog->fd, "", TX_AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0 ||
-	    !textcache_name(&st, name, sizeof(name)))
+	if (prog->eh.e_phnum > TEXTCACHE_PH_MAX || !textcache_name(&prog->st, name, sizeof(name)))
 		return;
 	int fd = textcache_open(ex->cache_dir, name, &why);
 	if (fd >= 0 && textcache_layout(fd, prog->ph, prog->eh.e_phnum, ex->cache_off, &why) < 0) {
