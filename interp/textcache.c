@@ -11,7 +11,6 @@
 
 #define TC_HUGE (2ULL << 20)
 #define TC_O_NOFOLLOW 0400000
-#define TC_O_DIRECTORY 0200000
 #define TC_AT_SYMLINK_NOFOLLOW 0x100
 
 static size_t put(char *out, size_t at, size_t n, const char *s)
@@ -100,19 +99,30 @@ const char *textcache_dir_untrusted(const char *dir)
 
 int textcache_open(const char *dir, const char *name, const char **why)
 {
+	char p[4096];
 	struct statx st;
-	int dfd, fd;
+	size_t n = 0;
+	int fd;
 
 	*why = textcache_dir_untrusted(dir);
 	if (*why)
 		return -1;
-	dfd = (int)sys_openat(TX_AT_FDCWD, dir, O_RDONLY | O_CLOEXEC | TC_O_DIRECTORY | TC_O_NOFOLLOW, 0);
-	if (dfd < 0) {
-		*why = "the cache directory cannot be opened";
+	/* By its whole path: every directory on it was just found to be
+	 * root's, so only root could swap one since, and O_NOFOLLOW refuses
+	 * a link as the entry (one open, not the directory's and then the
+	 * entry's: each is a path walk and a file at every start). */
+	for (const char *q = dir; *q && n < sizeof(p) - 1; q++)
+		p[n++] = *q;
+	if (n && p[n - 1] != '/' && n < sizeof(p) - 1)
+		p[n++] = '/';
+	for (const char *q = name; *q && n < sizeof(p) - 1; q++)
+		p[n++] = *q;
+	if (n >= sizeof(p) - 1) {
+		*why = "the cache directory's path is too long";
 		return -1;
 	}
-	fd = (int)sys_openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | TC_O_NOFOLLOW, 0);
-	sys_close(dfd);
+	p[n] = '\0';
+	fd = (int)sys_openat(TX_AT_FDCWD, p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | TC_O_NOFOLLOW, 0);
 	if (fd < 0) {
 		*why = fd == -ENOENT ? NULL : fd == -ELOOP ? "the entry is a symbolic link" : "the entry cannot be opened";
 		return -1;
@@ -130,13 +140,24 @@ int textcache_open(const char *dir, const char *name, const char **why)
 
 int textcache_layout(int efd, const Elf64_Phdr *ph, unsigned n, uint64_t *off, const char **why)
 {
-	Elf64_Ehdr eh;
-	Elf64_Phdr eph[TEXTCACHE_PH_MAX];
+	/* The ELF header and, where they follow it (as tiexec-warm writes
+	 * them), the program headers: one read. */
+	union {
+		Elf64_Ehdr eh;
+		unsigned char b[sizeof(Elf64_Ehdr) + TEXTCACHE_PH_MAX * sizeof(Elf64_Phdr)];
+	} h;
+	const Elf64_Ehdr *eh = &h.eh;
+	const Elf64_Phdr *eph = (const Elf64_Phdr *)(void *)(h.b + sizeof(Elf64_Ehdr));
+	size_t phsize = n * sizeof(Elf64_Phdr);
 
 	*why = "the entry's headers are not the file's";
-	if (n > TEXTCACHE_PH_MAX || sys_pread(efd, &eh, sizeof(eh), 0) != (long)sizeof(eh) || eh.e_phnum != n ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr) ||
-	    sys_pread(efd, eph, n * sizeof(Elf64_Phdr), eh.e_phoff) != (long)(n * sizeof(Elf64_Phdr)))
+	if (n > TEXTCACHE_PH_MAX)
+		return -1;
+	long got = sys_pread(efd, h.b, sizeof(Elf64_Ehdr) + phsize, 0);
+	if (got < (long)sizeof(Elf64_Ehdr) || eh->e_phnum != n || eh->e_phentsize != sizeof(Elf64_Phdr))
+		return -1;
+	if ((eh->e_phoff != sizeof(Elf64_Ehdr) || got != (long)(sizeof(Elf64_Ehdr) + phsize)) &&
+	    sys_pread(efd, h.b + sizeof(Elf64_Ehdr), phsize, eh->e_phoff) != (long)phsize)
 		return -1;
 	for (unsigned i = 0; i < n; i++) {
 		const Elf64_Phdr *a = &ph[i], *b = &eph[i];
