@@ -124,15 +124,19 @@ static int text_under_2m(const struct image *im)
 
 /* Reserves the address range the image will live in (PROT_NONE), and sets
  * its bias.  Dies when a fixed-address program cannot have its addresses. */
-void image_place(struct image *im, int is_interp, enum strategy strategy, int cached)
+void image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out)
 {
 	uint64_t span = im->info.hi - im->info.lo;
-	long r;
+	long r = -EEXIST;
 
 	if (im->info.type == ET_EXEC) {
-		/* Rounded out to 2 MiB when free, so that --round-out has room. */
+		/* Rounded out to 2 MiB when free, so that --round-out has room;
+		 * else exactly its span, as the kernel maps it, so that no trim
+		 * gives padding back (a mapping change at every start). */
 		uint64_t lo = tx_down(im->info.lo, TX_HUGE), hi = tx_up(im->info.hi, TX_HUGE);
-		r = sys_mmap(lo, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (round_out)
+			r = sys_mmap(lo, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
+				     0);
 		if (r < 0 || (uint64_t)r != lo) {
 			if (r >= 0)
 				sys_munmap((uint64_t)r, hi - lo);

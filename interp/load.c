@@ -60,7 +60,7 @@ static int load_images(struct exec *ex, int remap)
 
 	if (has_interp && !tight)
 		image_open_interp(prog, interp);
-	image_place(prog, 0, ex->opt.strategy, ex->cache_fd >= 0);
+	image_place(prog, 0, ex->opt.strategy, ex->cache_fd >= 0, remap && ex->opt.round_out);
 	image_map(prog);
 	image_trim(prog, remap && ex->opt.round_out);
 	if (tight) {
@@ -69,7 +69,7 @@ static int load_images(struct exec *ex, int remap)
 		image_open_interp(prog, interp);
 	}
 	if (has_interp) {
-		image_place(interp, 1, ex->opt.strategy, 0);
+		image_place(interp, 1, ex->opt.strategy, 0, 0);
 		image_map(interp);
 		image_trim(interp, 0);
 		sys_close(interp->fd);
