@@ -436,7 +436,11 @@ static int take_huge(const struct huge_req *r, struct huge_result *res, uint64_t
  * RSS, which the OOM killer weighs, where a direct start counts the pages
  * it touched.  (Asking the page cache the same way, when all of the text
  * was cached, made 1,000 simultaneous cold starts as uid 65534 copy their
- * text in up to 658 of them, scripts/load: not done.) */
+ * text in up to 658 of them, scripts/load: not done.  The page cache's
+ * pieces come back small one by one -- after a storm of direct starts,
+ * the last piece, next to the data segment -- and instances that asked
+ * another piece then map the small folios, which no later start can
+ * evict.) */
 static int entry_holds(uint64_t a, uint64_t n, uint8_t *hs, const uint8_t *state)
 {
 	uint64_t k = 0;
