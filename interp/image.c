@@ -122,6 +122,78 @@ static int text_under_2m(const struct image *im)
 	return 1;
 }
 
+/* Anchors the bias on the largest text segment: congruent to its file
+ * offset for zero-copy huge pages, or starting on a 2 MiB boundary for a
+ * copy; with the text cache, a 2 MiB-aligned bias (textcache.h).  The
+ * anchor's vaddr into *anchor, what it must be congruent to modulo 2 MiB
+ * into *mod.  The segments are laid out unbiased in im->segs, where
+ * image_map puts them biased (a copy on the stack would take some 75 KiB
+ * of it, each page a fault); returns how many. */
+static unsigned text_anchor(struct image *im, int is_interp, enum strategy strategy, int cached, uint64_t *anchor,
+			    uint64_t *mod)
+{
+	unsigned n = layout_segs(im->ph, im->eh.e_phnum, 0, im->size, im->segs, MAX_SEGS);
+	int t = layout_main_text(im->segs, n);
+
+	*anchor = *mod = 0;
+	if (t >= 0) {
+		*anchor = im->segs[t].vaddr;
+		*mod = im->segs[t].offset;
+		if (!is_interp && (strategy == ST_THP || strategy == ST_HUGETLB)) {
+			*anchor = tx_down(*anchor, TX_PAGE);
+			*mod = 0;
+		} else if (!is_interp && cached) {
+			*mod = *anchor;
+		}
+	}
+	return n;
+}
+
+/* The bias for the image in a region from the 2 MiB boundary `region`. */
+static uint64_t bias_in(const struct image *im, uint64_t region, uint64_t anchor, uint64_t mod, uint64_t align,
+			int is_interp, enum strategy strategy)
+{
+	uint64_t bias = layout_aligned_bias(region, im->info.lo, anchor, mod, align, im->info.first_vaddr);
+
+	if (!is_interp && strategy == ST_OFF && !aslr_off() && align < TX_HUGE) {
+		/* No huge pages wanted: a random base as granular as the
+		 * alignment allows, as the kernel gives, rather than one
+		 * congruent to the file (which would let the kernel PMD-map
+		 * cached 2 MiB folios anyway). */
+		bias += (random_u64() % (TX_HUGE / align)) * align;
+	}
+	return bias;
+}
+
+/* A program with an interpreter, low: from a 2 MiB boundary above our brk
+ * (a random one unless randomisation is off), its span reserved exactly
+ * where the bias puts it -- rounded out to 2 MiB for --round-out -- so
+ * that no trim gives padding back (a mapping change at every start).
+ * 0, or -1 when that range is taken. */
+static int place_low(struct image *im, uint64_t anchor, uint64_t mod, uint64_t align, enum strategy strategy,
+		     int round_out)
+{
+	uint64_t hint = tx_up((uint64_t)sys_brk(0), TX_HUGE) + TX_HUGE;
+
+	if (!aslr_off())
+		hint += (random_u64() & ((1ULL << 40) - 1)) & -TX_HUGE;
+	uint64_t bias = bias_in(im, hint, anchor, mod, align, 0, strategy);
+	uint64_t lo = im->info.lo + bias, hi = im->info.hi + bias;
+	if (round_out)
+		lo = tx_down(lo, TX_HUGE), hi = tx_up(hi, TX_HUGE);
+	if (lo < hint || hi <= lo || hi > TX_USER_TOP)
+		return -1;
+	long r = sys_mmap(lo, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (r >= 0 && (uint64_t)r != lo)
+		sys_munmap((uint64_t)r, hi - lo);
+	if (r < 0 || (uint64_t)r != lo)
+		return -1;
+	im->bias = bias;
+	im->res_lo = lo;
+	im->res_hi = hi;
+	return 0;
+}
+
 /* Reserves the address range the image will live in (PROT_NONE), and sets
  * its bias.  Dies when a fixed-address program cannot have its addresses. */
 void image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out)
@@ -169,8 +241,9 @@ void image_place(struct image *im, int is_interp, enum strategy strategy, int ca
 	 * its own brk can follow it; an interpreter or a static PIE in the
 	 * mmap region.  The program's first segment on a multiple of its
 	 * largest p_align (load_elf_binary: maximum_alignment(); the kernel
-	 * does not align an interpreter, load_elf_interp), and room for 2 MiB
-	 * alignment at both ends. */
+	 * does not align an interpreter, load_elf_interp).  In the mmap
+	 * region, with room for 2 MiB alignment at both ends, given back once
+	 * the bias is known; low, the span at the bias (place_low). */
 	uint64_t align = is_interp ? TX_PAGE : im->info.align;
 	/* An interpreter whose text holds no 2 MiB piece gains nothing from
 	 * room to align it: reserved as load_elf_interp maps it, its span
@@ -181,61 +254,24 @@ void image_place(struct image *im, int is_interp, enum strategy strategy, int ca
 		place_exact(im, align);
 		return;
 	}
-	uint64_t unit = align > TX_HUGE ? align : TX_HUGE;
-	uint64_t size = span + unit + 2 * TX_HUGE;
-	r = -ENOMEM;
-	if (!is_interp && im->info.interp >= 0) {
-		uint64_t hint = tx_up((uint64_t)sys_brk(0), TX_HUGE) + TX_HUGE;
-		if (!aslr_off())
-			hint += (random_u64() & ((1ULL << 40) - 1)) & -TX_HUGE;
-		if (hint + size < TX_USER_TOP)
-			r = sys_mmap(hint, size, PROT_NONE,
-				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		if (r >= 0 && (uint64_t)r != hint) {
-			sys_munmap((uint64_t)r, size);
-			r = -EEXIST;
-		}
-	}
-	if (r < 0)
+	uint64_t anchor, mod;
+	unsigned n = text_anchor(im, is_interp, strategy, cached, &anchor, &mod);
+	if (is_interp || im->info.interp < 0 || place_low(im, anchor, mod, align, strategy, round_out) < 0) {
+		uint64_t unit = align > TX_HUGE ? align : TX_HUGE;
+		uint64_t size = span + unit + 2 * TX_HUGE;
 		r = sys_mmap(0, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (r == -ENOMEM) {
-		place_exact(im, align);
-		verbose_note(im->path, "address space is short: reserved exactly, without room for 2 MiB alignment");
-		return;
-	}
-	if (r < 0)
-		die_errno(im->path, "cannot reserve address space", r);
-	uint64_t region = tx_up((uint64_t)r, TX_HUGE);
-
-	/* Anchor the largest text segment: congruent to its file offset for
-	 * zero-copy huge pages, or starting on a 2 MiB boundary for a copy.
-	 * The segments unbiased go where image_map puts them biased (a copy
-	 * on the stack would take some 75 KiB of it, each page a fault). */
-	struct seg *tmp = im->segs;
-	unsigned n = layout_segs(im->ph, im->eh.e_phnum, 0, im->size, tmp, MAX_SEGS);
-	int t = layout_main_text(tmp, n);
-	uint64_t anchor = 0, mod = 0;
-	if (t >= 0) {
-		anchor = tmp[t].vaddr;
-		mod = tmp[t].offset;
-		if (!is_interp && (strategy == ST_THP || strategy == ST_HUGETLB)) {
-			anchor = tx_down(anchor, TX_PAGE);
-			mod = 0;
-		} else if (!is_interp && cached) {
-			mod = anchor; /* a 2 MiB-aligned bias: textcache.h */
+		if (r == -ENOMEM) {
+			place_exact(im, align);
+			verbose_note(im->path, "address space is short: reserved exactly, without room for 2 MiB alignment");
+			return;
 		}
+		if (r < 0)
+			die_errno(im->path, "cannot reserve address space", r);
+		im->bias = bias_in(im, tx_up((uint64_t)r, TX_HUGE), anchor, mod, align, is_interp, strategy);
+		im->res_lo = (uint64_t)r;
+		im->res_hi = (uint64_t)r + size;
 	}
-	im->bias = layout_aligned_bias(region, im->info.lo, anchor, mod, align, im->info.first_vaddr);
-	if (!is_interp && strategy == ST_OFF && !aslr_off() && align < TX_HUGE) {
-		/* No huge pages wanted: a random base as granular as the
-		 * alignment allows, as the kernel gives, rather than one
-		 * congruent to the file (which would let the kernel PMD-map
-		 * cached 2 MiB folios anyway). */
-		im->bias += (random_u64() % (TX_HUGE / align)) * align;
-	}
-	im->res_lo = (uint64_t)r;
-	im->res_hi = (uint64_t)r + size;
-	if (layout_unordered(tmp, n))
+	if (layout_unordered(im->segs, n))
 		verbose_note(im->path, "segments overlap or are out of order: text left on 4 KiB pages");
 }
 

@@ -213,6 +213,27 @@ go_variant() {
 	done
 }
 
+@test "a start asks about each file it runs once and gives no address space back" {
+	# Every system call of the loader is a cost of every start (under
+	# qemu's TCG a statx of a descriptor is ~10 us, a mapping change 30 to
+	# 60): the program's descriptor is asked statx once (ld.so's once),
+	# and the program and ld.so are reserved as they are mapped, with no
+	# padding to trim before the final stage.
+	command -v strace >/dev/null || skip_unsupported "strace is not installed"
+	local st=$BATS_TEST_TMPDIR/st v want
+	for v in static:1 nopie:2 pie:2; do
+		want=${v#*:}
+		v=${v%:*}
+		run_t strace -o "$st" -e trace=statx,munmap,memfd_create "$TIEXEC" "./bigtext-$v" loop 10
+		[ "$status" -eq 0 ]
+		sed -n '1,/^memfd_create/p' "$st" >"$st.pre"
+		grep -q '^memfd_create' "$st.pre"
+		[ "$(grep -c '^statx([0-9]*, ""' "$st.pre")" -eq "$want" ]
+		run grep -c '^munmap' "$st.pre"
+		[ "$output" = 0 ]
+	done
+}
+
 @test "PATH lookup: AT_EXECFN, comm and cmdline as for a direct execvp" {
 	compare_probe 0 --min-text=0 -- "PATH=$FIXTURES:/usr/bin:/bin" probe-pie 'x y'
 	[[ "$via_stderr" =~ $LOADED_RE ]]
