@@ -70,6 +70,20 @@ int prot_of(uint32_t f)
 	return (f & PF_R ? PROT_READ : 0) | (f & PF_W ? PROT_WRITE : 0) | (f & PF_X ? PROT_EXEC : 0);
 }
 
+/* PROT_NONE over exactly [at, at + len): at, or a negative errno (-EEXIST
+ * where something is mapped there already; also where a kernel took
+ * MAP_FIXED_NOREPLACE as a mere hint and put it elsewhere). */
+static long reserve_at(uint64_t at, uint64_t len)
+{
+	long r = sys_mmap(at, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (r >= 0 && (uint64_t)r != at) {
+		sys_munmap((uint64_t)r, len);
+		r = -EEXIST;
+	}
+	return r;
+}
+
 /* An ET_DYN reservation of no more address space than the kernel takes
  * (total_mapping_size): for an interpreter with no room to gain, and when
  * the padded one does not fit, under `ulimit -v` say.  Like
@@ -94,12 +108,7 @@ static void place_exact(struct image *im, uint64_t align)
 			uint64_t at = tries[i] + im->info.lo;
 			if (at < tries[i] || at >= TX_USER_TOP || span > TX_USER_TOP - at)
 				continue;
-			r = sys_mmap(at, span, PROT_NONE,
-				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-			if (r >= 0 && (uint64_t)r != at) {
-				sys_munmap((uint64_t)r, span);
-				r = -EEXIST;
-			}
+			r = reserve_at(at, span);
 			bias = tries[i];
 		}
 		if (r < 0)
@@ -183,10 +192,7 @@ static int place_low(struct image *im, uint64_t anchor, uint64_t mod, uint64_t a
 		lo = tx_down(lo, TX_HUGE), hi = tx_up(hi, TX_HUGE);
 	if (lo < hint || hi <= lo || hi > TX_USER_TOP)
 		return -1;
-	long r = sys_mmap(lo, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-	if (r >= 0 && (uint64_t)r != lo)
-		sys_munmap((uint64_t)r, hi - lo);
-	if (r < 0 || (uint64_t)r != lo)
+	if (reserve_at(lo, hi - lo) < 0)
 		return -1;
 	im->bias = bias;
 	im->res_lo = lo;
@@ -199,32 +205,25 @@ static int place_low(struct image *im, uint64_t anchor, uint64_t mod, uint64_t a
 void image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out)
 {
 	uint64_t span = im->info.hi - im->info.lo;
-	long r = -EEXIST;
+	long r;
 
 	if (im->info.type == ET_EXEC) {
 		/* Rounded out to 2 MiB when free, so that --round-out has room;
 		 * else exactly its span, as the kernel maps it, so that no trim
 		 * gives padding back (a mapping change at every start). */
 		uint64_t lo = tx_down(im->info.lo, TX_HUGE), hi = tx_up(im->info.hi, TX_HUGE);
-		if (round_out)
-			r = sys_mmap(lo, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
-				     0);
-		if (r < 0 || (uint64_t)r != lo) {
-			if (r >= 0)
-				sys_munmap((uint64_t)r, hi - lo);
+		r = round_out ? reserve_at(lo, hi - lo) : -EEXIST;
+		if (r < 0) {
 			lo = im->info.lo, hi = im->info.hi;
-			r = sys_mmap(lo, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-				     -1, 0);
-			if (r < 0 || (uint64_t)r != lo) {
+			r = reserve_at(lo, hi - lo);
+			if (r < 0) {
 				struct msg m;
-				if (r >= 0)
-					sys_munmap((uint64_t)r, hi - lo);
 				msg_head(&m, im->path);
 				msg_str(&m, "fixed load address ");
 				msg_hex(&m, lo);
 				msg_str(&m, "-");
 				msg_hex(&m, hi);
-				msg_str(&m, r == -EEXIST || r >= 0
+				msg_str(&m, r == -EEXIST
 						    ? " overlaps memory already in use (the loader or the stack)"
 						    : ": cannot be mapped (below vm.mmap_min_addr?)");
 				die_msg(&m, 126);

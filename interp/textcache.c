@@ -101,7 +101,7 @@ int textcache_open(const char *dir, const char *name, const char **why)
 {
 	char p[4096];
 	struct statx st;
-	size_t n = 0;
+	size_t n;
 	int fd;
 
 	*why = textcache_dir_untrusted(dir);
@@ -111,13 +111,11 @@ int textcache_open(const char *dir, const char *name, const char **why)
 	 * root's, so only root could swap one since, and O_NOFOLLOW refuses
 	 * a link as the entry (one open, not the directory's and then the
 	 * entry's: each is a path walk and a file at every start). */
-	for (const char *q = dir; *q && n < sizeof(p) - 1; q++)
-		p[n++] = *q;
-	if (n && p[n - 1] != '/' && n < sizeof(p) - 1)
-		p[n++] = '/';
-	for (const char *q = name; *q && n < sizeof(p) - 1; q++)
-		p[n++] = *q;
-	if (n >= sizeof(p) - 1) {
+	n = put(p, 0, sizeof(p), dir);
+	if (n && p[n - 1] != '/')
+		n = put(p, n, sizeof(p), "/");
+	n = put(p, n, sizeof(p), name);
+	if (n + 1 >= sizeof(p)) {
 		*why = "the cache directory's path is too long";
 		return -1;
 	}
