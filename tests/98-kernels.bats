@@ -10,7 +10,7 @@ setup() {
 }
 
 @test "kernels 5.10, 6.1, 6.12 on ext4 and XFS: every check runs as directly; zero-copy exactly where the cache has 2 MiB folios" {
-	run --separate-stderr timeout 1500 "$ROOT/scripts/kernels" --json
+	run --separate-stderr timeout 1500 "$ROOT/scripts/kernels" --json --side-by-side
 	echo "$stderr" | tail -20
 	[ "$status" -eq 0 ]
 	echo "$output" | tee "$BATS_TEST_TMPDIR/rows.json"
