@@ -63,6 +63,7 @@ struct exec {
 	int remap;              /* the program's text went through huge.c */
 	struct huge_result hr;
 	struct hookpoint hp;    /* HOOK_NONE: no stage after ld.so */
+	struct fs_info fs;      /* the program's file system (fs_folios) */
 	int cache_fd;           /* the program's cache entry while load runs, else -1 */
 	uint64_t cache_off[TEXTCACHE_PH_MAX]; /* its offset for each program header */
 	uint64_t entry;         /* ld.so's entry, or the program's */

@@ -694,10 +694,8 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 		memset(state, 0, (ob - oa) / TX_HUGE);
 
 		if (st == ST_AUTO || st == ST_FILE) {
-			struct fs_info fi;
-			fs_folios(r->fd, &fi);
-			if (fi.folios == FS_FOLIOS_NO) {
-				note(res, fs_folios_note(&fi));
+			if (r->fs.folios == FS_FOLIOS_NO) {
+				note(res, fs_folios_note(&r->fs));
 			} else if (thpenv_process_thp_off()) {
 				/* No PMD would map the cache: evict and read nothing. */
 				note(res, "file: transparent huge pages are disabled for this process (prctl PR_SET_THP_DISABLE)");
@@ -710,7 +708,7 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 				if (s->own_lo < fend)
 					sys_madvise(s->own_lo, fend - s->own_lo, MADV_HUGEPAGE);
 				int locked = convert_lock(r->fd, a, b);
-				file_pieces(r, res, s, a, b, state + (a - oa) / TX_HUGE, hs, locked < 0, fi.overlay);
+				file_pieces(r, res, s, a, b, state + (a - oa) / TX_HUGE, hs, locked < 0, r->fs.overlay);
 				if (locked > 0)
 					convert_unlock(r->fd);
 			}

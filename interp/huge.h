@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "fsfolio.h"
 #include "layout.h"
 #include "opts.h"
 
@@ -32,6 +33,9 @@ struct huge_req {
 	 * its file offset for segs[i]'s p_offset. */
 	int cache_fd;
 	const uint64_t *cache_off;
+	/* fs_folios of fd, which the caller asked before looking for an
+	 * entry: one fstatfs per file and start. */
+	struct fs_info fs;
 };
 
 void huge_apply(const struct huge_req *r, struct huge_result *res);

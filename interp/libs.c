@@ -186,25 +186,23 @@ static void cache_note(const char *prog, const struct lib *b, const char *why)
 	say(&m);
 }
 
-/* The shared text cache's entry for library b (open at fd, identity st)
- * when the page cache cannot give its text 2 MiB folios (textcache.h):
- * its descriptor, and in *eoff the entry's offset for the mapping's file
- * offset; or -1.  The library's base must be 2 MiB-aligned, as ld.so puts
+/* The shared text cache's entry for library b (open at fd, identity st,
+ * on file system fi) when the page cache cannot give its text 2 MiB
+ * folios (textcache.h): its descriptor, and in *eoff the entry's offset
+ * for the mapping's file offset; or -1.  The library's base must be 2 MiB-aligned, as ld.so puts
  * a library of 2 MiB or more on Linux 6.1 and later. */
 static int lib_cache(const char *dir, const char *prog, const struct lib *b, int fd, const struct statx *st,
-		     uint64_t *eoff)
+		     const struct fs_info *fi, uint64_t *eoff)
 {
 	static Elf64_Phdr ph[TEXTCACHE_PH_MAX];
 	static uint64_t off[TEXTCACHE_PH_MAX];
 	char name[TEXTCACHE_NAME_MAX];
 	const char *why = NULL;
-	struct fs_info fi;
 	Elf64_Ehdr eh;
 
 	if (!dir)
 		return -1;
-	fs_folios(fd, &fi);
-	if (fi.folios != FS_FOLIOS_NO && !((b->lo - b->off) & (TX_HUGE - 1)))
+	if (fi->folios != FS_FOLIOS_NO && !((b->lo - b->off) & (TX_HUGE - 1)))
 		return -1; /* the page cache does it */
 	if (!textcache_name(st, name, sizeof(name)))
 		return -1;
@@ -270,7 +268,9 @@ static int place_lib(const char *prog, const char *cache_dir, const struct lib *
 	g.own_lo = b->lo;
 	g.own_hi = b->hi;
 	uint64_t eoff = 0;
-	int cfd = lib_cache(cache_dir, prog, b, fd, &st, &eoff);
+	struct fs_info fi;
+	fs_folios(fd, &fi);
+	int cfd = lib_cache(cache_dir, prog, b, fd, &st, &fi, &eoff);
 	struct huge_req req = {
 		.fd = fd,
 		.name = b->path,
@@ -281,6 +281,7 @@ static int place_lib(const char *prog, const char *cache_dir, const struct lib *
 		.lim_hi = b->hi,
 		.cache_fd = cfd,
 		.cache_off = &eoff,
+		.fs = fi,
 	};
 	memset(&hr, 0, sizeof(hr));
 	huge_apply(&req, &hr);

@@ -106,21 +106,23 @@ static int text_congruent_to_itself(const struct image *im)
 /* The shared text cache's entry for the program (textcache.h), into
  * cache_fd and cache_off, when the page cache cannot give its text 2 MiB
  * folios: the file system keeps 4 KiB folios, or no one bias makes its
- * text segments congruent.  -v says why an entry is not used. */
+ * text segments congruent.  -v says why an entry is not used.  Asks the
+ * program's file system once, into ex->fs, for huge_apply too. */
 static void cache_find(struct exec *ex, int remap)
 {
 	const struct image *prog = &ex->prog;
 	char name[TEXTCACHE_NAME_MAX];
 	const char *why = NULL;
-	struct fs_info fi;
 
 	ex->cache_fd = -1;
-	if (!remap || !ex->cache_dir || (ex->opt.strategy != ST_AUTO && ex->opt.strategy != ST_FILE))
+	if (!remap || (ex->opt.strategy != ST_AUTO && ex->opt.strategy != ST_FILE))
+		return;
+	fs_folios(prog->fd, &ex->fs);
+	if (!ex->cache_dir)
 		return;
 	/* The program is placed congruent to its file (image_place), so the
 	 * page cache does it wherever it holds 2 MiB folios. */
-	fs_folios(prog->fd, &fi);
-	if (fi.folios != FS_FOLIOS_NO && text_congruent_to_itself(prog))
+	if (ex->fs.folios != FS_FOLIOS_NO && text_congruent_to_itself(prog))
 		return;
 	if (prog->eh.e_phnum > TEXTCACHE_PH_MAX || !textcache_name(&prog->st, name, sizeof(name)))
 		return;
@@ -168,6 +170,7 @@ static void put_text_on_huge_pages(struct exec *ex)
 		.lim_hi = ex->prog.res_hi,
 		.cache_fd = k == ex->prog.nsegs ? ex->cache_fd : -1,
 		.cache_off = seg_off,
+		.fs = ex->fs,
 	};
 	huge_apply(&req, &ex->hr);
 	huge_done();

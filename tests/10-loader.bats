@@ -216,19 +216,23 @@ go_variant() {
 @test "a start asks about each file it runs once and gives no address space back" {
 	# Every system call of the loader is a cost of every start (under
 	# qemu's TCG a statx of a descriptor is ~10 us, a mapping change 30 to
-	# 60): the program's descriptor is asked statx once (ld.so's once),
-	# and the program and ld.so are reserved as they are mapped, with no
-	# padding to trim before the final stage.
+	# 60): the program's descriptor is asked statx once (ld.so's once)
+	# and its file system once (for the text cache and for the page
+	# cache, with a cache configured), and the program and ld.so are
+	# reserved as they are mapped, with no padding to trim before the
+	# final stage.
 	command -v strace >/dev/null || skip_unsupported "strace is not installed"
 	local st=$BATS_TEST_TMPDIR/st v want
 	for v in static:1 nopie:2 pie:2; do
 		want=${v#*:}
 		v=${v%:*}
-		run_t strace -o "$st" -e trace=statx,munmap,memfd_create "$TIEXEC" "./bigtext-$v" loop 10
+		run_t env TIEXEC_CACHE="$BATS_TEST_TMPDIR/cache" \
+			strace -o "$st" -e trace=statx,fstatfs,munmap,memfd_create "$TIEXEC" "./bigtext-$v" loop 10
 		[ "$status" -eq 0 ]
 		sed -n '1,/^memfd_create/p' "$st" >"$st.pre"
 		grep -q '^memfd_create' "$st.pre"
 		[ "$(grep -c '^statx([0-9]*, ""' "$st.pre")" -eq "$want" ]
+		[ "$(grep -c '^fstatfs(' "$st.pre")" -eq 1 ]
 		run grep -c '^munmap' "$st.pre"
 		[ "$output" = 0 ]
 	done
