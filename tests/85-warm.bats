@@ -369,7 +369,8 @@ tiexec-warm: '$D/perm/warm.conf': line 2: '$D/perm/bin/s' left out: '$D/perm/bin
 	fi
 	for f in "$llvm" "$clangcpp" "$node"; do drop_cache "$f"; done
 	rm -f "$D/clang.s" "$D/node.s"
-	run_t "$WARM" "$llvm" "$clangcpp" "$node"
+	run_t "$WARM" -v "$llvm" "$clangcpp" "$node"
+	echo "$output"
 	[ "$status" -eq 0 ]
 	TX_SMAPS_OUT=$D/clang.s LD_PRELOAD=$FIXTURES/smaps-at-exit.so timeout 60 clang-14 -O2 -c -o "$D/probe.o" "$ROOT/tests/fixtures/probe.c"
 	TX_SMAPS_OUT=$D/node.s LD_PRELOAD=$FIXTURES/smaps-at-exit.so timeout 60 "$node" -e 'require("fs")'
