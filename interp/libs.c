@@ -189,8 +189,9 @@ static void cache_note(const char *prog, const struct lib *b, const char *why)
 /* The shared text cache's entry for library b (open at fd, identity st,
  * on file system fi) when the page cache cannot give its text 2 MiB
  * folios (textcache.h): its descriptor, and in *eoff the entry's offset
- * for the mapping's file offset; or -1.  The library's base must be 2 MiB-aligned, as ld.so puts
- * a library of 2 MiB or more on Linux 6.1 and later. */
+ * for the mapping's file offset; or -1.  The library's base must be
+ * 2 MiB-aligned, as ld.so puts a library of 2 MiB or more on Linux 6.1
+ * and later. */
 static int lib_cache(const char *dir, const char *prog, const struct lib *b, int fd, const struct statx *st,
 		     const struct fs_info *fi, uint64_t *eoff)
 {
