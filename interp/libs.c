@@ -269,8 +269,11 @@ static int place_lib(const char *prog, const char *cache_dir, const struct lib *
 	g.own_lo = b->lo;
 	g.own_hi = b->hi;
 	uint64_t eoff = 0;
-	struct fs_info fi;
-	fs_folios(fd, &fi);
+	/* Asked once, for the cache and for huge_apply's page cache attempt;
+	 * neither asks without a cache or for another strategy. */
+	struct fs_info fi = { FS_FOLIOS_UNKNOWN, 0, "this file system", 0, 0 };
+	if (cache_dir || o->strategy == ST_AUTO || o->strategy == ST_FILE)
+		fs_folios(fd, &fi);
 	int cfd = lib_cache(cache_dir, prog, b, fd, &st, &fi, &eoff);
 	struct huge_req req = {
 		.fd = fd,
