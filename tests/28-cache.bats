@@ -186,9 +186,14 @@ stop() {
 	run_t "$WARM" --config "$C/warm.conf" --check "$C/ramfs/big"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"(present, 62.0 of 62.0 MiB in 2 MiB pages, "* ]]
-	# A hole punched in a piece splits its 2 MiB page (and, here, loses
-	# its text: only root can write an entry).
+	# A hole punched in a piece splits its 2 MiB page and loses its text
+	# (only root can write an entry): --check compares every byte.
 	fallocate -p -o $((8 << 20)) -l 4096 "$C/text/$entry"
+	run_t "$WARM" --config "$C/warm.conf" --check --json "$C/ramfs/big"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *'"cache":"stale",'* ]]
+	# The text written back: the same bytes, the page still split.
+	dd if="$C/ramfs/big" of="$C/text/$entry" bs=4096 skip=2048 seek=2048 count=1 conv=notrunc status=none
 	run_t "$WARM" --config "$C/warm.conf" --check --json "$C/ramfs/big"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *'"cache":"present",'*'"huge_kb":61440,"aligned_kb":63488,'* ]]

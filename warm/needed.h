@@ -15,5 +15,7 @@
 
 /* Calls add(path) for every library prog needs, directly or through other
  * libraries, each once; a library that is not found is left out, as
- * `ldd` says "not found" for it. */
-void needed_libs(const char *prog, void (*add)(const char *path));
+ * `ldd` says "not found" for it.  Only the libraries add() accepts (returns
+ * nonzero for) are looked into for more.  Every file is opened without
+ * blocking and only if it is a regular file (trust.h). */
+void needed_libs(const char *prog, int (*add)(const char *path));

@@ -12,9 +12,11 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "textcache.h"
+#include "trust.h"
 
 #define HUGE (2ULL << 20)
 #define PAGE 4096ULL
@@ -27,24 +29,57 @@ static uint64_t up(uint64_t x, uint64_t a) { return (x + a - 1) & -a; }
 
 /* ---- the tmpfs ---- */
 
-static int mkdirs(const char *dir)
+/* Makes dir and its missing parents (0755 whatever the umask), checking
+ * each directory on the way before anything is made in it or mounted on
+ * it, by the loader's rule (textcache.h): a directory, not a symbolic
+ * link, owned by root, writable by nobody else.  0, or -1 with why. */
+static int mkdirs_trusted(const char *dir, char *why, size_t n)
 {
 	char p[4096];
 
-	if (strlen(dir) >= sizeof(p))
-		return errno = ENAMETOOLONG, -1;
+	if (dir[0] != '/' || strlen(dir) >= sizeof(p))
+		return snprintf(why, n, "not an absolute path that fits"), -1;
 	strcpy(p, dir);
 	for (char *s = p + 1;; s++) {
 		if (*s != '/' && *s)
 			continue;
 		char c = *s;
+		struct stat st;
 		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return -1;
+		int r = lstat(p, &st);
+		if (r < 0 && errno == ENOENT)
+			r = mkdir(p, 0755) < 0 || chmod(p, 0755) < 0 || lstat(p, &st) < 0 ? -1 : 0;
+		if (r < 0)
+			return snprintf(why, n, "cannot create or look at '%s': %s", p, strerror(errno)), -1;
+		if (S_ISLNK(st.st_mode))
+			return snprintf(why, n, "'%s' is a symbolic link", p), -1;
+		if (!S_ISDIR(st.st_mode))
+			return snprintf(why, n, "'%s' is not a directory", p), -1;
+		if (st.st_uid != 0)
+			return snprintf(why, n, "'%s' is owned by uid %u, not root", p, (unsigned)st.st_uid), -1;
+		if (st.st_mode & 022)
+			return snprintf(why, n, "'%s' is writable by others than root", p), -1;
 		*s = c;
-		if (!c)
+		if (!c || (c == '/' && !s[1]))
 			return 0;
 	}
+}
+
+/* A mountinfo field with its octal escapes (\040 for a space) decoded,
+ * in place. */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
 }
 
 /* The file system type and super options of the mount at dir, from
@@ -59,7 +94,10 @@ static int mount_of(const char *dir, char *type, size_t tn, char *opts, size_t o
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
 		char mp[4096], *dash = strstr(line, " - ");
-		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 || strcmp(mp, dir))
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
+			continue;
+		unescape(mp);
+		if (strcmp(mp, dir))
 			continue;
 		char t[64], o[1024];
 		if (sscanf(dash + 3, "%63s %*s %1023s", t, o) == 2) {
@@ -76,10 +114,8 @@ int textentry_mount(const char *dir, const char *size, char *why, size_t n)
 {
 	char type[64], opts[1024], data[256];
 
-	if (mkdirs(dir) < 0) {
-		snprintf(why, n, "cannot create it: %s", strerror(errno));
+	if (mkdirs_trusted(dir, why, n) < 0)
 		return -1;
-	}
 	if (mount_of(dir, type, sizeof(type), opts, sizeof(opts))) {
 		if (strcmp(type, "tmpfs") || !strstr(opts, "huge=always")) {
 			snprintf(why, n, "mounted already, but not as a tmpfs with huge=always (%s %s)", type, opts);
@@ -277,16 +313,125 @@ static int read_headers(int fd, Elf64_Ehdr *eh, Elf64_Phdr *ph)
 	return 0;
 }
 
+/* Whether an executable segment shares file bytes or addresses with
+ * another loadable segment.  No linker writes that; a file that maps the
+ * same text many times over would make an entry many times its size. */
+static int overlapping(const Elf64_Phdr *ph, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		const Elf64_Phdr *a = &ph[i];
+		if (a->p_type != PT_LOAD || !(a->p_flags & PF_X))
+			continue;
+		for (unsigned j = 0; j < n; j++) {
+			const Elf64_Phdr *b = &ph[j];
+			if (j == i || b->p_type != PT_LOAD)
+				continue;
+			if (a->p_filesz && b->p_filesz && a->p_offset < b->p_offset + b->p_filesz &&
+			    b->p_offset < a->p_offset + a->p_filesz)
+				return 1;
+			if (a->p_memsz && b->p_memsz && a->p_vaddr < b->p_vaddr + b->p_memsz &&
+			    b->p_vaddr < a->p_vaddr + a->p_memsz)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+struct range {
+	uint64_t lo, hi;
+};
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The byte ranges of the file (size bytes) that an entry holds, sorted and
+ * merged, into a malloc'ed *out: the ELF, program and section header
+ * tables, the loadable segments (whole pages of the executable ones: the
+ * loader maps those pages from the entry) and the sections the section
+ * headers describe (symbols, for perf and gdb).  Nothing else: data
+ * appended to a file is not copied.  How many, or -1. */
+static int content(int fd, const Elf64_Ehdr *eh, const Elf64_Phdr *ph, uint64_t size, struct range **out)
+{
+	unsigned nsh = eh->e_shoff && eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shnum < SHN_LORESERVE ? eh->e_shnum : 0;
+	uint64_t shsize = (uint64_t)nsh * sizeof(Elf64_Shdr);
+	Elf64_Shdr *sh = nsh ? malloc(shsize) : NULL;
+	struct range *r = malloc((3 + eh->e_phnum + nsh) * sizeof(*r));
+	unsigned n = 0;
+
+	if (!r || (nsh && (!sh || pread(fd, sh, shsize, (off_t)eh->e_shoff) != (ssize_t)shsize))) {
+		free(sh);
+		free(r);
+		return errno = ENOEXEC, -1;
+	}
+	r[n++] = (struct range){ 0, sizeof(*eh) };
+	r[n++] = (struct range){ eh->e_phoff, eh->e_phoff + eh->e_phnum * sizeof(*ph) };
+	if (nsh)
+		r[n++] = (struct range){ eh->e_shoff, eh->e_shoff + shsize };
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_filesz)
+			r[n++] = ph[i].p_flags & PF_X ? (struct range){ down(ph[i].p_offset, PAGE), up(ph[i].p_offset + ph[i].p_filesz, PAGE) }
+						      : (struct range){ ph[i].p_offset, ph[i].p_offset + ph[i].p_filesz };
+	for (unsigned i = 0; i < nsh; i++)
+		if (sh[i].sh_type != SHT_NOBITS && sh[i].sh_size)
+			r[n++] = (struct range){ sh[i].sh_offset, sh[i].sh_offset + sh[i].sh_size };
+	free(sh);
+	for (unsigned i = 0; i < n; i++) {
+		r[i].hi = r[i].hi < r[i].lo || r[i].hi > size ? size : r[i].hi;
+		r[i].lo = r[i].lo > r[i].hi ? r[i].hi : r[i].lo;
+	}
+	qsort(r, n, sizeof(*r), by_lo);
+	unsigned k = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (r[i].lo == r[i].hi)
+			continue;
+		if (k && r[i].lo <= r[k - 1].hi)
+			r[k - 1].hi = r[i].hi > r[k - 1].hi ? r[i].hi : r[k - 1].hi;
+		else
+			r[k++] = r[i];
+	}
+	*out = r;
+	return (int)k;
+}
+
+/* Whether every byte of the executable segments of the file at fd
+ * (headers eh, ph) is where the entry efd holds it (off[i]: the entry's
+ * offset of ph[i]). */
+static int same_text(int fd, int efd, const Elf64_Ehdr *eh, const Elf64_Phdr *ph, const uint64_t *off)
+{
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
+		    !same_range(fd, ph[i].p_offset, efd, off[i], ph[i].p_filesz))
+			return 0;
+	return 1;
+}
+
 /* The entry written to an unnamed file t in the cache. */
 static int write_entry(int fd, int t, uint64_t size, const Elf64_Ehdr *eh, const Elf64_Phdr *ph)
 {
 	struct move mv[TEXTCACHE_PH_MAX];
+	struct range *r;
 	uint64_t end, off[TEXTCACHE_PH_MAX];
 	const char *why;
 	unsigned nmv = plan(ph, eh->e_phnum, size, mv, &end);
 
-	if (ftruncate(t, (off_t)end) < 0 || copy_range(fd, t, 0, 0, size) < 0)
+	if (overlapping(ph, eh->e_phnum))
+		return errno = ENOEXEC, -1;
+	int nr = content(fd, eh, ph, size, &r);
+	if (nr < 0 || ftruncate(t, (off_t)end) < 0) {
+		if (nr >= 0)
+			free(r);
 		return -1;
+	}
+	for (int i = 0; i < nr; i++)
+		if (copy_range(fd, t, r[i].lo, r[i].lo, r[i].hi - r[i].lo) < 0) {
+			free(r);
+			return -1;
+		}
+	free(r);
 	for (unsigned k = 0; k < nmv; k++)
 		if (copy_range(fd, t, mv[k].from, mv[k].to, mv[k].len) < 0)
 			return -1;
@@ -294,28 +439,25 @@ static int write_entry(int fd, int t, uint64_t size, const Elf64_Ehdr *eh, const
 		return -1;
 	/* Checked before anyone can see it: the headers, and every byte of
 	 * the text where the loader will map it. */
-	if (textcache_layout(t, ph, eh->e_phnum, off, &why) < 0)
+	if (textcache_layout(t, ph, eh->e_phnum, off, &why) < 0 || !same_text(fd, t, eh, ph, off))
 		return errno = EIO, -1;
-	for (unsigned i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
-		    !same_range(fd, ph[i].p_offset, t, off[i], ph[i].p_filesz))
-			return errno = EIO, -1;
 	return fchmod(t, 0444);
 }
 
-/* NAME.source: the path the entry NAME copies, 0444 as the entry. */
+/* NAME.source: the path the entry NAME copies, readable by root only (the
+ * entry's name says nothing of where it comes from). */
 static void record_source(int dfd, const char *name, const char *path)
 {
 	char s[TEXTCACHE_NAME_MAX + sizeof(SOURCE_SUFFIX)];
 
 	snprintf(s, sizeof(s), "%s%s", name, SOURCE_SUFFIX);
 	unlinkat(dfd, s, 0);
-	int f = openat(dfd, s, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+	int f = openat(dfd, s, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
 	if (f < 0)
 		return;
 	if (write(f, path, strlen(path)) != (ssize_t)strlen(path))
 		unlinkat(dfd, s, 0); /* no room: --prune will remove the entry */
-	fchmod(f, 0444);
+	fchmod(f, 0400);
 	close(f);
 }
 
@@ -336,36 +478,46 @@ static ssize_t read_source(int dfd, const char *name, char *src, size_t n)
 	return got;
 }
 
-int textentry_open(const char *dir, int fd, uint64_t *off)
+/* The good entry of the file open at fd, its headers read into eh and ph
+ * (see textentry_open). */
+static int open_entry(const char *dir, int fd, Elf64_Ehdr *eh, Elf64_Phdr *ph, uint64_t *off)
 {
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph[TEXTCACHE_PH_MAX];
 	char name[TEXTCACHE_NAME_MAX];
 	struct statx st;
 	const char *why;
 
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0 || read_headers(fd, &eh, ph) < 0 ||
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0 || read_headers(fd, eh, ph) < 0 ||
 	    !textcache_name(&st, name, sizeof(name)))
 		return -1;
 	int e = textcache_open(dir, name, &why);
-	if (e >= 0 && textcache_layout(e, ph, eh.e_phnum, off, &why) < 0) {
+	if (e >= 0 && textcache_layout(e, ph, eh->e_phnum, off, &why) < 0) {
 		close(e);
 		e = -1;
 	}
 	return e;
 }
 
+int textentry_open(const char *dir, int fd, uint64_t *off)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[TEXTCACHE_PH_MAX];
+
+	return open_entry(dir, fd, &eh, ph, off);
+}
+
 enum te_result textentry_find(const char *dir, int fd, uint64_t *bytes)
 {
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[TEXTCACHE_PH_MAX];
 	uint64_t off[TEXTCACHE_PH_MAX];
 	struct stat es;
 	enum te_result r = TE_FAILED;
 
 	*bytes = 0;
-	int e = textentry_open(dir, fd, off);
+	int e = open_entry(dir, fd, &eh, ph, off);
 	if (e >= 0 && fstat(e, &es) == 0) {
 		*bytes = (uint64_t)es.st_blocks * 512;
-		r = TE_PRESENT;
+		r = same_text(fd, e, &eh, ph, off) ? TE_PRESENT : TE_STALE;
 	}
 	if (e >= 0)
 		close(e);
@@ -387,6 +539,42 @@ int textentry_remove(const char *dir, int fd)
 	return r;
 }
 
+/* The entry's name is the file's identity, its timestamps included: a
+ * write after the entry was made gives the file another name, so the old
+ * entry is never found for it.  That holds only if the write's timestamp
+ * differs from the one in the name, and timestamps have a granularity
+ * (one timer tick, 1 to 10 ms, where the file system or kernel has no
+ * fine-grained ones: before Linux 6.13).  So an entry is made only from a
+ * file whose last change is at least SETTLE_NS old: any later write gets a
+ * later timestamp. */
+#define SETTLE_NS 20000000LL
+
+static void settle(const struct statx *st)
+{
+	struct timespec now;
+
+	if (clock_gettime(CLOCK_REALTIME, &now) < 0)
+		return;
+	long long age = ((long long)now.tv_sec - st->stx_ctime.tv_sec) * 1000000000LL + now.tv_nsec - st->stx_ctime.tv_nsec;
+	if (age >= 0 && age < SETTLE_NS) {
+		struct timespec d = { 0, (long)(SETTLE_NS - age) };
+		nanosleep(&d, NULL);
+	}
+}
+
+/* Whether the file open at fd still has identity st, after its copy: a
+ * write meanwhile changed its name, and the copy may hold some of both. */
+static int unchanged(int fd, const struct statx *st)
+{
+	char a[TEXTCACHE_NAME_MAX], b[TEXTCACHE_NAME_MAX];
+	struct statx now;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &now) < 0 || !textcache_name(st, a, sizeof(a)) ||
+	    !textcache_name(&now, b, sizeof(b)) || strcmp(a, b))
+		return errno = EAGAIN, 0;
+	return 1;
+}
+
 enum te_result textentry_make(const char *dir, const char *path, int fd, uint64_t *bytes)
 {
 	Elf64_Ehdr eh;
@@ -400,13 +588,14 @@ enum te_result textentry_make(const char *dir, const char *path, int fd, uint64_
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0 || read_headers(fd, &eh, ph) < 0 ||
 	    !textcache_name(&st, name, sizeof(name)))
 		return TE_FAILED;
+	settle(&st);
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return TE_FAILED;
 	unlinkat(dfd, name, 0); /* a bad entry of that name */
 	int t = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0444);
 	enum te_result r = TE_FAILED;
-	if (t >= 0 && write_entry(fd, t, st.stx_size, &eh, ph) == 0) {
+	if (t >= 0 && write_entry(fd, t, st.stx_size, &eh, ph) == 0 && unchanged(fd, &st)) {
 		record_source(dfd, name, path);
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", t);
 		if (linkat(AT_FDCWD, link, dfd, name, AT_SYMLINK_FOLLOW) == 0)
@@ -455,12 +644,19 @@ int textentry_prune(const char *dir)
 			continue;
 		}
 		ssize_t n = read_source(dirfd(d), de->d_name, src, sizeof(src));
+		struct stat ss;
+		uint64_t bytes;
+		int sfd = n > 0 ? trust_open(src, NULL, &ss) : -1;
 		if (n <= 0)
 			why = "its source is not recorded";
-		else if (statx(AT_FDCWD, src, 0, STATX_BASIC_STATS, &st) < 0)
+		else if (sfd < 0 || statx(sfd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0)
 			why = "its source is gone";
 		else if (!textcache_name(&st, name, sizeof(name)) || strcmp(name, de->d_name))
 			why = "its source changed";
+		else if (textentry_find(dir, sfd, &bytes) != TE_PRESENT)
+			why = "its text differs from its source's";
+		if (sfd >= 0)
+			close(sfd);
 		if (!why)
 			continue;
 		if (unlinkat(dirfd(d), de->d_name, 0) == 0) {

@@ -5,22 +5,32 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-enum te_result { TE_MADE, TE_PRESENT, TE_FAILED };
+/* TE_STALE: an entry of the file's name whose text is not the file's (the
+ * file was written without its timestamps changing). */
+enum te_result { TE_MADE, TE_PRESENT, TE_FAILED, TE_STALE };
 
 /* Makes sure dir is a tmpfs mounted huge=always, mounting one (size: a
  * tmpfs size= value, NULL for the kernel's default) when dir is not a
- * mount point; creates dir (0755) and its parents.  0, or -1 with why. */
+ * mount point; creates dir (0755, whatever the umask) and its parents.
+ * Every directory on the way must pass the loader's rule (no symbolic
+ * link, root's, writable by nobody else) before anything is made in it or
+ * mounted on it.  0, or -1 with why. */
 int textentry_mount(const char *dir, const char *size, char *why, size_t n);
 
 /* The entry for the file open at fd (named path), written when missing:
- * a copy whose executable segments sit at offsets congruent to their
- * p_vaddr modulo 2 MiB, written to an unnamed file, checked against the
- * source, made read-only and linked in under its name.  *bytes: its size
- * in memory.  TE_FAILED with errno (ENOSPC: the cache is full). */
+ * a copy of the file's headers, loadable segments and sections (not what
+ * lies outside them) whose executable segments sit at offsets congruent to
+ * their p_vaddr modulo 2 MiB, written to an unnamed file, checked against
+ * the source, made read-only and linked in under its name.  *bytes: its
+ * size in memory.  TE_FAILED with errno (ENOSPC: the cache is full;
+ * ENOEXEC: executable segments that overlap another loadable segment;
+ * EAGAIN: the file changed while it was copied).  The caller makes sure
+ * nobody has the file open for writing. */
 enum te_result textentry_make(const char *dir, const char *path, int fd, uint64_t *bytes);
 
-/* Whether the file open at fd has a good entry: TE_PRESENT (its size in
- * *bytes) or TE_FAILED. */
+/* Whether the file open at fd has a good entry, every byte of its text
+ * compared with the file's: TE_PRESENT (its size in *bytes), TE_STALE (an
+ * entry whose text differs) or TE_FAILED (none). */
 enum te_result textentry_find(const char *dir, int fd, uint64_t *bytes);
 
 /* The good entry of the file open at fd, opened read-only, with the
@@ -33,6 +43,7 @@ int textentry_open(const char *dir, int fd, uint64_t *off);
 int textentry_remove(const char *dir, int fd);
 
 /* Removes the entries of dir whose source changed or vanished (by the path
- * each entry records); processes mapping one keep it until they exit.
+ * each entry records) or whose text differs from the source's; processes
+ * mapping one keep it until they exit.
  * Prints what it removed; returns how many, or -1. */
 int textentry_prune(const char *dir);

@@ -29,9 +29,11 @@
 #include "cacheconv.h"
 #include "fsfolio.h"
 #include "mark.h"
+#include "memlimit.h"
 #include "needed.h"
 #include "textcache.h"
 #include "textentry.h"
+#include "trust.h"
 
 #ifndef TIEXEC_VERSION
 #define TIEXEC_VERSION "unknown"
@@ -98,11 +100,12 @@ static struct cconv cc = CCONV_INIT(0);
 
 struct use {
 	int pid;
-	uint64_t lo, hi; /* file offsets a process maps */
+	uint64_t lo, hi;  /* file offsets a process maps */
+	int shared_write; /* mapped MAP_SHARED and writable */
 };
 
 struct target {
-	char *path;
+	char *path; /* absolute and resolved: the file itself, opened by it */
 	dev_t dev;
 	ino_t ino;
 	struct use *uses;
@@ -129,23 +132,43 @@ static void fail(const char *path, const char *what, int err)
 	worse(ST_FAILED);
 }
 
-static void add_file(const char *path, int named)
+/* A file or directory left out because someone other than root could
+ * change it (trust.h): said, and it is not warm. */
+static void untrusted(const char *path, const char *why)
 {
-	struct stat st;
+	fprintf(stderr, "tiexec-warm: '%s': skipped: %s, not only by root\n", path, why);
+	worse(ST_NOT_WARM);
+}
 
-	if (stat(path, &st) < 0) {
+/* Adds the file path names (resolved, and checked: trust.h).  Returns
+ * whether it is a target (new or not). */
+static int add_file(const char *path, int named)
+{
+	char why[PATH_MAX + 64];
+	struct stat st;
+	char *r = realpath(path, NULL);
+
+	if (!r || lstat(r, &st) < 0) {
 		fail(path, "cannot read", errno);
-		return;
+		free(r);
+		return 0;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		if (named)
 			printf("%s: skipped: not a regular file\n", path);
-		return;
+		free(r);
+		return 0;
+	}
+	if (trust_changeable(r, why, sizeof(why))) {
+		untrusted(r, why);
+		free(r);
+		return 0;
 	}
 	for (size_t i = 0; i < ntargets; i++)
 		if (targets[i].dev == st.st_dev && targets[i].ino == st.st_ino) {
 			targets[i].named |= named;
-			return;
+			free(r);
+			return 1;
 		}
 	struct target *t = realloc(targets, (ntargets + 1) * sizeof(*t));
 	if (!t) {
@@ -155,14 +178,11 @@ static void add_file(const char *path, int named)
 	targets = t;
 	t += ntargets++;
 	memset(t, 0, sizeof(*t));
-	t->path = strdup(path);
+	t->path = r;
 	t->dev = st.st_dev;
 	t->ino = st.st_ino;
 	t->named = named;
-	if (!t->path) {
-		perror("tiexec-warm");
-		exit(ST_FAILED);
-	}
+	return 1;
 }
 
 static void add_tree(const char *path, int named, int (*want)(const char *));
@@ -183,20 +203,32 @@ static void add_path(const char *path, int named, int (*want)(const char *))
 		add_file(path, named);
 }
 
+/* Every file under the directory path, each checked (add_file); a
+ * directory someone else could change is not looked into. */
 static void add_tree(const char *path, int named, int (*want)(const char *))
 {
-	DIR *d = opendir(path);
+	char why[PATH_MAX + 64];
+	char *r = realpath(path, NULL);
+	const char *w = r ? trust_changeable(r, why, sizeof(why)) : NULL;
+
+	if (w) {
+		untrusted(r, w);
+		free(r);
+		return;
+	}
+	DIR *d = r ? opendir(r) : NULL;
 	struct dirent *e;
 
 	if (!d) {
 		fail(path, "cannot read the directory", errno);
+		free(r);
 		return;
 	}
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		char *p;
-		if (asprintf(&p, "%s/%s", path, e->d_name) < 0)
+		if (asprintf(&p, "%s/%s", r[1] ? r : "", e->d_name) < 0)
 			continue;
 		struct stat st;
 		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
@@ -206,6 +238,8 @@ static void add_tree(const char *path, int named, int (*want)(const char *))
 		free(p);
 	}
 	closedir(d);
+	free(r);
+	(void)named;
 }
 
 /* ---- ELF: the whole 2 MiB pieces of the executable segments ---- */
@@ -294,7 +328,8 @@ static void scan_maps_of(int pid)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi, off, ino;
 		unsigned maj, mnr;
-		if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu", &lo, &hi, &off, &maj, &mnr, &ino) != 6 || !ino)
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perms, &off, &maj, &mnr, &ino) != 7 || !ino)
 			continue;
 		for (size_t i = 0; i < ntargets; i++) {
 			struct target *t = &targets[i];
@@ -304,7 +339,7 @@ static void scan_maps_of(int pid)
 			if (!u)
 				break;
 			t->uses = u;
-			t->uses[t->nuses++] = (struct use){ pid, off, off + (hi - lo) };
+			t->uses[t->nuses++] = (struct use){ pid, off, off + (hi - lo), perms[1] == 'w' && perms[3] == 's' };
 		}
 	}
 	fclose(f);
@@ -611,7 +646,7 @@ static int cache_ready(void)
 }
 
 static const char *const cache_word[] = {
-	[TE_MADE] = "made", [TE_PRESENT] = "present", [TE_FAILED] = "failed",
+	[TE_MADE] = "made", [TE_PRESENT] = "present", [TE_FAILED] = "failed", [TE_STALE] = "stale",
 };
 
 /* How much of the text in the entry of the file open at fd is in 2 MiB
@@ -651,18 +686,40 @@ static uint64_t entry_huge(int fd, const struct elf *e, uint64_t *aligned)
 	return huge;
 }
 
+/* Memory an entry of the file (headers e, size bytes) may take: its
+ * content in 2 MiB pages, and a page more for each executable segment
+ * moved to the end. */
+static uint64_t entry_estimate(const struct elf *e, uint64_t size)
+{
+	uint64_t n = (size + HUGE - 1) & -HUGE;
+
+	for (unsigned i = 0; i < e->eh.e_phnum; i++)
+		if (e->ph[i].p_type == PT_LOAD && (e->ph[i].p_flags & PF_X))
+			n += HUGE;
+	return n;
+}
+
 /* The entry of the file open at fd, made unless --check (in a cache
  * ready for it), and how much of it is in 2 MiB pages (*huge of
  * *aligned).  One found split (swapped out and back, say) is made again:
  * the loader, which asks one piece of it, would take all of it for huge.
- * TE_FAILED with textentry_make's errno. */
-static enum te_result cache_entry(const struct target *t, int fd, const struct elf *e, uint64_t *bytes,
+ * An entry is made only where it fits in what tiexec-warm's own memory
+ * cgroup (and the machine) has room for: entries are charged to the
+ * cgroup that writes them, and one that did not fit would get tiexec-warm
+ * OOM-killed.  TE_FAILED with textentry_make's errno (ENOMEM: no room). */
+static enum te_result cache_entry(const struct target *t, int fd, const struct elf *e, uint64_t size, uint64_t *bytes,
 				  uint64_t *huge, uint64_t *aligned)
 {
-	enum te_result r = opt.check ? textentry_find(cache.dir, fd, bytes)
-				     : textentry_make(cache.dir, t->path, fd, bytes);
+	enum te_result r = textentry_find(cache.dir, fd, bytes);
 
-	if (r == TE_FAILED)
+	if (!opt.check && r != TE_PRESENT) {
+		struct memlimit m;
+		memlimit_room(&m);
+		if (m.by != ML_NONE && entry_estimate(e, size) > m.room)
+			return errno = ENOMEM, TE_FAILED;
+		r = textentry_make(cache.dir, t->path, fd, bytes);
+	}
+	if (r == TE_FAILED || r == TE_STALE)
 		return r;
 	*huge = entry_huge(fd, e, aligned);
 	if (*huge < *aligned && !opt.check && r == TE_PRESENT && textentry_remove(cache.dir, fd) == 0) {
@@ -673,12 +730,36 @@ static enum te_result cache_entry(const struct target *t, int fd, const struct e
 	return r;
 }
 
+/* Why no entry may be made of the file t open at fd now, into why (n
+ * bytes), or NULL.  An entry is readable by everyone and serves the text
+ * until the file's identity changes, so: a file everyone may read along
+ * its whole path, that nobody has open for writing or mapped shared and
+ * writable (a write through such a mapping changes no timestamp). */
+static const char *refusal(const struct target *t, int fd, char *why, size_t n)
+{
+	char w[PATH_MAX + 64];
+
+	if (trust_unreadable(t->path, w, sizeof(w)))
+		return snprintf(why, n, "%s, and an entry would be", w), why;
+	for (size_t i = 0; i < t->nuses; i++)
+		if (t->uses[i].shared_write)
+			return snprintf(why, n, "PID %d maps it shared and writable", t->uses[i].pid), why;
+	int wr = open_for_writing(fd);
+	if (wr > 0)
+		return snprintf(why, n, "it is open for writing"), why;
+	if (wr < 0)
+		return snprintf(why, n, "cannot tell whether it is open for writing (a read lease needs its owner or CAP_LEASE)"),
+		       why;
+	return NULL;
+}
+
 /* A file whose text the page cache cannot hold in 2 MiB folios (why):
  * its entry in the text cache, made unless --check. */
-static void cache_target(const struct target *t, int fd, const struct elf *e, const char *why)
+static void cache_target(const struct target *t, int fd, const struct elf *e, uint64_t size, const char *why)
 {
 	uint64_t bytes = 0, huge = 0, aligned = 0, pieces, text = text_bytes(e, &pieces);
 	enum te_result r;
+	char refused[PATH_MAX + 256] = "";
 	int full = 0;
 
 	if (!pieces) {
@@ -686,9 +767,11 @@ static void cache_target(const struct target *t, int fd, const struct elf *e, co
 			printf("%s: skipped: less than one 2 MiB page of text\n", t->path);
 		return;
 	}
-	if (!opt.check && !cache_ready())
+	if (!opt.check && refusal(t, fd, refused, sizeof(refused)))
+		r = TE_FAILED; /* refused[] says why */
+	else if (!opt.check && !cache_ready())
 		r = TE_FAILED;
-	else if ((r = cache_entry(t, fd, e, &bytes, &huge, &aligned)) == TE_FAILED && !opt.check) {
+	else if ((r = cache_entry(t, fd, e, size, &bytes, &huge, &aligned)) == TE_FAILED && !opt.check) {
 		if (errno == ENOSPC || errno == ENOMEM) {
 			full = 1;
 			struct nofit *nf = realloc(nofit, (nnofit + 1) * sizeof(*nf));
@@ -697,11 +780,14 @@ static void cache_target(const struct target *t, int fd, const struct elf *e, co
 				nofit[nnofit++] = (struct nofit){ strdup(t->path), text };
 			}
 		} else {
-			fail(t->path, "cannot make its text cache entry", errno);
+			fail(t->path, errno == ENOEXEC ? "cannot make its text cache entry: an executable segment overlaps another loadable segment"
+			     : errno == EAGAIN ? "cannot make its text cache entry: it changed while it was copied"
+					       : "cannot make its text cache entry",
+			     errno == ENOEXEC || errno == EAGAIN ? 0 : errno);
 		}
 	}
-	const char *state = full ? "full" : opt.check && r == TE_FAILED ? "absent" : cache_word[r];
-	if (r == TE_FAILED || huge < aligned)
+	const char *state = refused[0] ? "refused" : full ? "full" : opt.check && r == TE_FAILED ? "absent" : cache_word[r];
+	if (r == TE_FAILED || r == TE_STALE || huge < aligned)
 		worse(ST_NOT_WARM);
 	if (opt.json) {
 		json_path(t->path);
@@ -710,9 +796,10 @@ static void cache_target(const struct target *t, int fd, const struct elf *e, co
 		       why, state, text >> 10, huge >> 10, aligned >> 10, bytes >> 10);
 		return;
 	}
-	if (r == TE_FAILED)
-		printf("%s: %.1f MiB of text not in the text cache (%s)%s%s\n", t->path, text / 1048576.0,
-		       full ? "the cache is full" : opt.check ? "no entry" : "failed", why ? ": " : "", why ? why : "");
+	if (r == TE_FAILED || r == TE_STALE)
+		printf("%s: %.1f MiB of text not in the text cache (%s%s)%s%s\n", t->path, text / 1048576.0,
+		       refused[0] ? "refused: " : full ? "the cache is full" : r == TE_STALE ? "its entry's text differs from the file's"
+		       : opt.check ? "no entry" : "failed", refused, why ? ": " : "", why ? why : "");
 	else
 		printf("%s: %.1f MiB of text in the text cache (%s%s, %.1f of %.1f MiB in 2 MiB pages, %.1f MiB in memory): %s\n",
 		       t->path, text / 1048576.0, cache_word[r], r == TE_MADE ? " now" : "", huge / 1048576.0,
@@ -724,15 +811,11 @@ static void do_target(const struct target *t)
 	struct span sp[MAX_SPANS];
 	struct result r;
 	const char *why = NULL;
-	struct stat st;
-	int fd = open(t->path, O_RDONLY | O_CLOEXEC | O_NOATIME);
+	struct stat st, want = { .st_dev = t->dev, .st_ino = t->ino };
+	int fd = trust_open(t->path, &want, &st);
 
-	if (fd < 0 && errno == EPERM)
-		fd = open(t->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		fail(t->path, "cannot read", errno);
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0) {
+		fail(t->path, errno == ESTALE ? "cannot read: it was replaced since it was checked" : "cannot read", errno == ESTALE ? 0 : errno);
 		return;
 	}
 	memset(&r, 0, sizeof(r));
@@ -755,7 +838,8 @@ static void do_target(const struct target *t)
 	 * p_vaddr: only a library's (placed by ld.so, 2 MiB-aligned) or a
 	 * file system without large folios needs the cache. */
 	if (!cache.off && (r.no_folios[0] || (r.incongruent && lib))) {
-		cache_target(t, fd, &e, r.no_folios[0] ? r.no_folios : "its text is not congruent to its file offset modulo 2 MiB");
+		cache_target(t, fd, &e, (uint64_t)st.st_size,
+			     r.no_folios[0] ? r.no_folios : "its text is not congruent to its file offset modulo 2 MiB");
 		close(fd);
 		return;
 	}
@@ -840,23 +924,24 @@ static void report_nofit(void)
  * header's p_flags (interp/mark.h). */
 static int stamped(const char *path)
 {
-	unsigned char b;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	unsigned char id[4], b;
+	struct stat st;
+	int fd = trust_open(path, NULL, &st);
 	int yes = 0;
 
 	if (fd < 0)
 		return 0;
-	unsigned char id[4];
-	if (pread(fd, id, 4, 0) == 4 && !memcmp(id, ELFMAG, SELFMAG) &&
-	    pread(fd, &b, 1, TIEXEC_MARK_BYTE) == 1)
+	if (pread(fd, id, 4, 0) == 4 && !memcmp(id, ELFMAG, SELFMAG) && pread(fd, &b, 1, TIEXEC_MARK_BYTE) == 1)
 		yes = (b & (TIEXEC_MARK_FLAG >> 16)) != 0;
 	close(fd);
 	return yes;
 }
 
-static void add_library(const char *path)
+/* A library a stamped program needs: a target if it passes the rule
+ * (then its own libraries are looked at too). */
+static int add_library(const char *path)
 {
-	add_file(path, 0);
+	return add_file(path, 0);
 }
 
 static void add_stamped_tree(const char *dir)
@@ -871,44 +956,15 @@ static void add_stamped_tree(const char *dir)
 /* ---- who may change what we read ---- */
 
 /* Why someone other than root (or whoever runs us) could change what path
- * names, or NULL: the path or a directory above it owned by another user,
- * or writable by a group other than root's, or by everyone -- except a
- * sticky directory above it (/tmp), where others cannot rename or remove
- * entries they do not own.  A file dropped into such a place would be
- * read, and its libraries looked up, as root. */
+ * names (trust.h), or NULL; a path that cannot be resolved is reported
+ * where it is read. */
 static const char *changeable(const char *path, char *why, size_t n)
 {
 	char *r = realpath(path, NULL);
-	uid_t me = geteuid();
+	const char *w = r ? trust_changeable(r, why, n) : NULL;
 
-	if (!r)
-		return NULL; /* reported where it is read */
-	for (int leaf = 1;; leaf = 0) {
-		struct stat st;
-		const char *w = NULL;
-		if (stat(r, &st) < 0)
-			break;
-		if (st.st_uid != 0 && st.st_uid != me)
-			snprintf(why, n, "'%s' is owned by uid %u", r, (unsigned)st.st_uid), w = why;
-		else if ((st.st_mode & S_IWGRP) && st.st_gid != 0)
-			snprintf(why, n, "'%s' is writable by group %u", r, (unsigned)st.st_gid), w = why;
-		else if ((st.st_mode & S_IWOTH) && (leaf || !S_ISDIR(st.st_mode) || !(st.st_mode & S_ISVTX)))
-			snprintf(why, n, "'%s' is writable by everyone", r), w = why;
-		if (w) {
-			free(r);
-			return w;
-		}
-		char *slash = strrchr(r, '/');
-		if (!slash || slash == r) {
-			if (r[1] == '\0')
-				break;
-			r[1] = '\0';
-		} else {
-			*slash = '\0';
-		}
-	}
 	free(r);
-	return NULL;
+	return w;
 }
 
 /* Whether an entry of the configuration may be read: else says why. */
@@ -964,20 +1020,29 @@ static int cache_line(const char *conf, unsigned lineno, char *s)
  * starts a comment. */
 static int read_config(const char *path, int must_exist)
 {
-	FILE *f = fopen(path, "re");
 	char line[4096], why[PATH_MAX + 64];
 	unsigned lineno = 0;
+	struct stat st, want;
+	/* Resolved once, checked, and read through the descriptor of what was
+	 * checked. */
+	char *r = realpath(path, NULL);
+	const char *w = r && lstat(r, &want) == 0 ? trust_changeable(r, why, sizeof(why)) : NULL;
+	int fd = !r || w ? -1 : trust_open(r, &want, &st);
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
 
-	if (f && changeable(path, why, sizeof(why))) {
+	free(r);
+	if (w) {
 		fprintf(stderr, "tiexec-warm: '%s': refused: %s, not only by root\n", path, why);
-		fclose(f);
 		worse(ST_FAILED);
 		return -1;
 	}
 	if (!f) {
 		if (errno == ENOENT && !must_exist)
 			return 0;
-		fail(path, "cannot read the configuration", errno);
+		fail(path, errno == EINVAL ? "cannot read the configuration: not a regular file" : "cannot read the configuration",
+		     errno == EINVAL ? 0 : errno);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
