@@ -51,15 +51,6 @@ warm() {
 	"$WARM" --config "$C/warm.conf" "$@"
 }
 
-# entry_of FILE: the name of FILE's cache entry (textcache.h: its identity
-# in hex).
-entry_of() {
-	local maj min ino size m c
-	read -r maj min ino size m c < <(stat -c '%Hd %Ld %i %s %.9Y %.9Z' "$1")
-	printf '%x.%x.%x.%x.%x.%x.%x\n' $(((maj << 32) | min)) "$ino" "$size" "${m%.*}" "$((10#${m#*.}))" \
-		"${c%.*}" "$((10#${c#*.}))"
-}
-
 # text_kb PID FIELD [PART]: FIELD (kB) summed over PID's executable mappings
 # whose line contains PART.
 text_kb() {

@@ -115,3 +115,12 @@ cg_remove() {
 	for p in $(cat "$CG/cgroup.procs"); do kill -KILL "$p" 2>/dev/null || true; done
 	rmdir "$CG" 2>/dev/null || { sleep 1; rmdir "$CG"; }
 }
+
+# entry_of FILE: the name of FILE's cache entry (textcache.h: its identity
+# in hex).
+entry_of() {
+	local maj min ino size m c
+	read -r maj min ino size m c < <(stat -c '%Hd %Ld %i %s %.9Y %.9Z' "$1")
+	printf '%x.%x.%x.%x.%x.%x.%x\n' $(((maj << 32) | min)) "$ino" "$size" "${m%.*}" "$((10#${m#*.}))" \
+		"${c%.*}" "$((10#${c#*.}))"
+}
