@@ -61,6 +61,41 @@ DaemonSet tiexec/tiexec ok" "$output"
 	grep -q "^$T/bad2.yaml: DaemonSet tiexec/tiexec: .*must have required property containers" <<<"$output"
 }
 
+# field NAME EXPR: the JavaScript expression EXPR of the manifest's
+# container (or init container) NAME, `c`, as JSON.
+field() {
+	(cd "$ROOT/build/k8s-validate" && NODE_PATH=$PWD/node_modules node --input-type=module -e '
+		import { readFileSync } from "node:fs";
+		import { parseAllDocuments } from "yaml";
+		for (const d of parseAllDocuments(readFileSync(process.argv[1], "utf8"))) {
+			const o = d.toJS();
+			if (o?.kind !== "DaemonSet") continue;
+			const s = o.spec.template.spec;
+			for (const c of [...(s.initContainers ?? []), ...s.containers])
+				if (c.name === process.argv[2])
+					console.log(JSON.stringify(new Function("c", "return " + process.argv[3])(c)));
+		}' "$MANIFEST" "$1" "$2")
+}
+
+@test "only the init container is privileged: warm drops ALL, adds the unit's three, RuntimeDefault seccomp" {
+	timeout 300 "$ROOT/scripts/k8s-validate" "$MANIFEST" >/dev/null
+	[ "$(field warm c.securityContext.privileged)" = false ]
+	[ "$(field warm c.securityContext.allowPrivilegeEscalation)" = false ]
+	[ "$(field warm c.securityContext.capabilities)" = '{"drop":["ALL"],"add":["DAC_READ_SEARCH","SYS_PTRACE","FOWNER"]}' ]
+	[ "$(field warm c.securityContext.seccompProfile.type)" = '"RuntimeDefault"' ]
+	# The same three as the systemd unit.
+	[ "$(sed -n 's/^CapabilityBoundingSet=//p' "$ROOT/packaging/systemd/tiexec-warm.service")" = \
+		"CAP_DAC_READ_SEARCH CAP_SYS_PTRACE CAP_FOWNER" ]
+	# The cache's mount and the rule are the init container's; warm sees
+	# the mount; the cache has a size.
+	[ "$(field install c.securityContext.privileged)" = true ]
+	prop='c.volumeMounts.find(m => m.mountPath === "/run/tiexec").mountPropagation'
+	[ "$(field install "$prop")" = '"Bidirectional"' ]
+	[ "$(field warm "$prop")" = '"HostToContainer"' ]
+	[[ "$(field install 'c.env.find(e => e.name === "TIEXEC_CACHE_SIZE").value')" =~ ^\"[0-9]+[kmg%]\"$ ]]
+	[ "$(field warm 'c.readinessProbe.exec.command[0]')" = '"bash"' ]
+}
+
 @test "the DaemonSet's image and commands under podman: install registers the rule, warm warms /opt" {
 	command -v podman >/dev/null || skip_unsupported "podman is not installed (scripts/test installs it)"
 	[ "$(id -u)" = 0 ] || skip_unsupported "needs root (user namespaces with ids 0-65535 mapped)"
@@ -79,23 +114,36 @@ DaemonSet tiexec/tiexec ok" "$output"
 	opt=$(mktemp -d /tmp/tiexec-k8s.XXXXXX)
 	cp "$FIXTURES/bigtext-pie" "$opt/server"
 	"$BUILD/stamp/tiexec-stamp" "$opt/server"
-	mkdir "$T/etc"
-	sed -n '/^  warm.conf: |$/,/^---$/p' "$MANIFEST" | sed -e '1d' -e '/^---$/d' -e 's/^    //' >"$T/etc/warm.conf"
-	same "stamped /opt" "$(cat "$T/etc/warm.conf")"
+	# The ConfigMap as the kubelet mounts it: a directory everyone may
+	# write.  The node's /run/tiexec, shared with the containers as the
+	# manifest's propagation says.
+	mkdir -m 777 "$T/cm"
+	mkdir -m 755 "$T/run"
+	sed -n '/^  warm.conf: |$/,/^---$/p' "$MANIFEST" | sed -e '1d' -e '/^---$/d' -e 's/^    //' >"$T/cm/warm.conf"
+	same "stamped /opt" "$(cat "$T/cm/warm.conf")"
 	run --separate-stderr env PODMAN="$PODMAN" RUN_FLAGS="$RUN_FLAGS" timeout 300 "$ROOT/scripts/binfmt-ns" --interpreter none '
-		$PODMAN run --rm $RUN_FLAGS --privileged '"$IMAGE $init"'
+		mount --bind '"$T/run $T/run"' && mount --make-shared '"$T/run"'
+		$PODMAN run --rm $RUN_FLAGS --privileged -v '"$T/cm"':/config:ro -v '"$T/run"':/run/tiexec:rshared '"$IMAGE $init"'
 		echo "rule: $(sed -n "s/^flags: //p" /proc/sys/fs/binfmt_misc/tiexec)"
-		$PODMAN run -d --name tiexec-warm-'"$RUN_ID"' $RUN_FLAGS --privileged \
-			-v '"$T/etc"':/etc/tiexec:ro -v '"$opt"':/opt:ro '"$IMAGE $warm"' >/dev/null
+		echo "cache: $(findmnt -n -o FSTYPE,OPTIONS '"$T/run/text"')"
+		echo "conf: $(stat -c "%U %a" '"$T/run/warm.conf"')"
+		$PODMAN run -d --name tiexec-warm-'"$RUN_ID"' $RUN_FLAGS --cap-drop=ALL \
+			--cap-add=DAC_READ_SEARCH,SYS_PTRACE,FOWNER --security-opt no-new-privileges \
+			-v '"$T/run"':/run/tiexec:rslave -v '"$opt"':/opt:ro '"$IMAGE $warm"' >/dev/null
 		for i in $(seq 100); do
-			$PODMAN logs tiexec-warm-'"$RUN_ID"' 2>&1 | grep -q "^/opt/server: " && break
+			[ -e '"$T/run/warm.status"' ] && break
 			sleep 0.2
 		done
 		$PODMAN logs tiexec-warm-'"$RUN_ID"' 2>&1 | grep "^/opt/server: " | head -n 1
+		echo "warm status: $(cat '"$T/run/warm.status"')"
 		echo "running: $($PODMAN inspect -f "{{.State.Running}}" tiexec-warm-'"$RUN_ID"')"
 		# SIGTERM ends it at once, as a pod deletion does.
 		timeout 8 $PODMAN stop -t 5 tiexec-warm-'"$RUN_ID"' >/dev/null && echo "stopped: $($PODMAN inspect -f "{{.State.ExitCode}}" tiexec-warm-'"$RUN_ID"')"
-		$PODMAN rm -f tiexec-warm-'"$RUN_ID"' >/dev/null'
+		$PODMAN rm -f tiexec-warm-'"$RUN_ID"' >/dev/null
+		# Rolled back: the rule and the cache go.
+		$PODMAN run --rm $RUN_FLAGS --privileged -v '"$T/run"':/run/tiexec:rshared '"$IMAGE"' uninstall
+		[ -e /proc/sys/fs/binfmt_misc/tiexec ] && echo "rule: still there"
+		mountpoint -q '"$T/run/text"' && echo "cache: still mounted" || echo "cache: unmounted"'
 	rm -rf "$opt"
 	echo "$output"
 	echo "stderr: $stderr"
@@ -103,10 +151,16 @@ DaemonSet tiexec/tiexec ok" "$output"
 	[ "$status" -eq 0 ]
 	grep -qx "tiexec: registered, interpreter /usr/libexec/tiexec/tiexec, flags POF" <<<"$output"
 	grep -qx "rule: POF" <<<"$output"
-	# tiexec-warm's line for the program (warm, or made warm, either route).
+	grep -qE "^cache: tmpfs .*huge=always" <<<"$output"
+	grep -qx "conf: root 644" <<<"$output"
+	# tiexec-warm's line for the program (warm, or made warm, either route),
+	# in a container with three capabilities.
 	grep -qE "^/opt/server: [0-9.]+ of [0-9.]+ MiB (warm|of text in the text cache)" <<<"$output"
+	grep -qE "^warm status: [01]$" <<<"$output"
 	# Still there, waiting for its next round; SIGTERM stops it, status 0.
 	grep -qx "running: true" <<<"$output"
 	grep -qx "stopped: 0" <<<"$output"
 	[[ "$stderr" != *"resorting to SIGKILL"* ]]
+	grep -qx "cache: unmounted" <<<"$output"
+	! grep -q "rule: still there" <<<"$output"
 }
