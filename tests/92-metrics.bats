@@ -145,3 +145,38 @@ EOF
 	[[ "$answer" =~ \"value\":\[[0-9.]+,\"([0-9]+)\"\] ]] || { tail -5 "$T/prom.log"; return 1; }
 	[ "${BASH_REMATCH[1]}" -ge $((62 << 20)) ]
 }
+
+@test "tiexec-metrics.service is no more exposed than tiexec-warm.service; both bound their run time" {
+	command -v systemd-analyze >/dev/null || skip_unsupported "systemd-analyze is not installed"
+	exposure() {
+		systemd-analyze security --offline=true "$ROOT/packaging/systemd/$1" 2>/dev/null |
+			sed -n 's/^→ Overall exposure level for .*: \([0-9.]*\) .*/\1/p'
+	}
+	local m w
+	m=$(exposure tiexec-metrics.service)
+	w=$(exposure tiexec-warm.service)
+	echo "metrics $m, warm $w"
+	[ -n "$m" ] && [ -n "$w" ]
+	awk -v m="$m" -v w="$w" 'BEGIN { exit !(m <= w) }'
+	for u in tiexec-metrics.service tiexec-warm.service; do
+		grep -qE '^TimeoutStartSec=[0-9]+min$' "$ROOT/packaging/systemd/$u"
+	done
+	# What it runs is allowed by its filter: tiexec-stat --prometheus
+	# (and the tiexec-warm --check it starts) under the unit's capabilities
+	# and no_new_privs, every system call within SystemCallFilter.
+	command -v strace >/dev/null || skip_unsupported "strace is not installed"
+	run_t strace -f -qq -o "$T/st" setpriv --bounding-set=-all,+sys_ptrace,+dac_read_search --no-new-privs \
+		env PATH="$BUILD/warm:$PATH" "$STAT" --prometheus
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"tiexec_processes "* ]]
+	expand() {
+		systemd-analyze syscall-filter "$1" | sed -n '2,$p' | sed 's/^ *//' | grep -v '^#\|^$' |
+			while read -r c; do case $c in @*) expand "$c" ;; *) echo "$c" ;; esac; done
+	}
+	local filter allowed used
+	filter=$(sed -n 's/^SystemCallFilter=//p' "$ROOT/packaging/systemd/tiexec-metrics.service")
+	allowed=$(for k in $filter; do case $k in @*) expand "$k" ;; *) echo "$k" ;; esac; done | sort -u)
+	used=$(sed -n '/execve(".*tiexec-stat"/,$p' "$T/st" | sed -nE 's/^[0-9]+ +([a-z0-9_]+)\(.*/\1/p' | sort -u)
+	echo "not allowed: $(comm -23 <(echo "$used") <(echo "$allowed") | tr '\n' ' ')"
+	[ -z "$(comm -23 <(echo "$used") <(echo "$allowed"))" ]
+}
