@@ -40,6 +40,7 @@
 #include <bpf/libbpf.h>
 
 #include "../interp/mark.h"
+#include "../stat/json.h"
 #include "tiexec-trace.h"
 #include "tiexec-trace.skel.h"
 
@@ -195,64 +196,6 @@ struct row {
 	char note[TX_REASON_BYTES + 64];
 	const struct libs_seen *libs; /* NULL: no libraries stage */
 };
-
-/* The length of the valid UTF-8 sequence at p (at most n bytes), 0 if none. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-	size_t len;
-	unsigned min;
-	unsigned cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if ((p[0] & 0xe0) == 0xc0)
-		len = 2, min = 0x80, cp = p[0] & 0x1f;
-	else if ((p[0] & 0xf0) == 0xe0)
-		len = 3, min = 0x800, cp = p[0] & 0x0f;
-	else if ((p[0] & 0xf8) == 0xf0)
-		len = 4, min = 0x10000, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-/* A JSON string: valid UTF-8 always (other bytes become U+FFFD). */
-static void json_str(FILE *f, const char *str)
-{
-	const unsigned char *p = (const unsigned char *)str;
-	size_t n = strlen(str);
-
-	fputc('"', f);
-	while (n) {
-		size_t len = utf8_len(p, n);
-		if (len == 0) {
-			fputs("\\ufffd", f);
-			len = 1;
-		} else if (*p == '"' || *p == '\\') {
-			fprintf(f, "\\%c", *p);
-		} else if (*p == '\n') {
-			fputs("\\n", f);
-		} else if (*p == '\t') {
-			fputs("\\t", f);
-		} else if (*p < 0x20 || *p == 0x7f) {
-			fprintf(f, "\\u%04x", *p);
-		} else {
-			fwrite(p, 1, len, f);
-		}
-		p += len;
-		n -= len;
-	}
-	fputc('"', f);
-}
 
 /* For the table: control characters as \ooo, so that a name cannot break
  * the line. */

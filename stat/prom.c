@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "mark.h"
 #include "perfmap.h"
 #include "procfs.h"
@@ -132,14 +133,19 @@ static void warm_state(FILE *f, const char *warm)
 			waitpid(pid, NULL, 0);
 		return;
 	}
-	char line[8192];
+	char *line = NULL;
+	size_t cap = 0;
 	int first = 1;
-	while (fgets(line, sizeof(line), in)) {
-		char fpath[4096], route[32];
-		unsigned long long aligned, warmkb;
-		char *a = strstr(line, "\"aligned_kb\":"), *w = strstr(line, "\"warm_kb\":");
-		if (sscanf(line, "{\"path\":\"%4095[^\"]\",\"route\":\"%31[^\"]\"", fpath, route) != 2 || !a || !w ||
-		    sscanf(a, "\"aligned_kb\":%llu", &aligned) != 1 || sscanf(w, "\"warm_kb\":%llu", &warmkb) != 1)
+	while (getline(&line, &cap, in) > 0) {
+		char fpath[8192], route[32];
+		uint64_t aligned, warmkb;
+		/* The cache route says how much of its text is in 2 MiB pages
+		 * as huge_kb; the page cache route as warm_kb. */
+		const char *w = json_member(line, "warm_kb");
+		if (json_get_string(json_member(line, "path"), fpath, sizeof(fpath)) < 0 ||
+		    json_get_string(json_member(line, "route"), route, sizeof(route)) < 0 ||
+		    json_get_u64(json_member(line, "aligned_kb"), &aligned) < 0 ||
+		    json_get_u64(w ? w : json_member(line, "huge_kb"), &warmkb) < 0)
 			continue;
 		if (first)
 			head(f, "tiexec_warm_text_bytes", "gauge",
@@ -148,10 +154,12 @@ static void warm_state(FILE *f, const char *warm)
 		for (int k = 0; k < 2; k++) {
 			fputs("tiexec_warm_text_bytes{path=\"", f);
 			label(f, fpath);
-			fprintf(f, "\",route=\"%s\",state=\"%s\"} %llu\n", route, k ? "warm" : "aligned",
-				(k ? warmkb : aligned) * 1024);
+			fputs("\",route=\"", f);
+			label(f, route);
+			fprintf(f, "\",state=\"%s\"} %" PRIu64 "\n", k ? "warm" : "aligned", (k ? warmkb : aligned) * 1024);
 		}
 	}
+	free(line);
 	fclose(in);
 	waitpid(pid, NULL, 0);
 }

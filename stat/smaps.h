@@ -70,12 +70,3 @@ uint64_t smaps_huge_kb(const struct smaps_map *m);
  * 2 MiB pages at most. */
 uint64_t smaps_aligned_kb(uint64_t start, uint64_t end);
 
-/* JSON string body for LEN bytes at S (no quotes added): " \ and control
- * characters escaped, bytes that are not valid UTF-8 replaced by U+FFFD.
- * OUT must hold smaps_json_escape_max(LEN) bytes; returns the length written
- * (then a NUL). */
-static inline size_t smaps_json_escape_max(size_t len)
-{
-	return 6 * len + 1;
-}
-size_t smaps_json_escape(char *out, const char *s, size_t len);

@@ -19,6 +19,7 @@
 #include "perfmap.h"
 #include "procfs.h"
 #include "prom.h"
+#include "json.h"
 #include "smaps.h"
 #include "textcache.h"
 #include "verdict.h"
@@ -140,19 +141,6 @@ static void put_text(const char *s, FILE *f)
 	}
 }
 
-static void put_json_str(const char *s, FILE *f)
-{
-	size_t len = strlen(s);
-	char *e = malloc(smaps_json_escape_max(len));
-
-	putc('"', f);
-	if (e) {
-		smaps_json_escape(e, s, len);
-		fputs(e, f);
-		free(e);
-	}
-	putc('"', f);
-}
 
 struct totals {
 	uint64_t size_kb, huge_kb, aligned_kb, file_pmd_kb, shmem_pmd_kb, anon_huge_kb, hugetlb_kb, cache_kb;
@@ -249,9 +237,9 @@ static void print_json(long pid, const char *comm, const char *exe, const struct
 	const char *sep = "";
 
 	printf("{\"pid\":%ld,\"comm\":", pid);
-	put_json_str(comm, stdout);
+	json_str(stdout, comm);
 	fputs(",\"exe\":", stdout);
-	put_json_str(exe, stdout);
+	json_str(stdout, exe);
 	fputs(",\"mappings\":[", stdout);
 	for (size_t i = 0; i < s->n; i++) {
 		const struct smaps_map *m = &s->map[i];
@@ -261,7 +249,7 @@ static void print_json(long pid, const char *comm, const char *exe, const struct
 		printf("%s{\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64 "\",\"perms\":\"%s\","
 		       "\"path\":",
 		       sep, m->start, m->end, m->perms);
-		put_json_str(m->path, stdout);
+		json_str(stdout, m->path);
 		printf(",\"deleted\":%s,\"size_kb\":%" PRIu64 ",\"rss_kb\":%" PRIu64
 		       ",\"huge_kb\":%" PRIu64 ",\"file_pmd_kb\":%" PRIu64 ",\"shmem_pmd_kb\":%" PRIu64
 		       ",\"anon_huge_kb\":%" PRIu64 ",\"hugetlb_kb\":%" PRIu64

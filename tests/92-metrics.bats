@@ -180,3 +180,31 @@ EOF
 	echo "not allowed: $(comm -23 <(echo "$used") <(echo "$allowed") | tr '\n' ' ')"
 	[ -z "$(comm -23 <(echo "$used") <(echo "$allowed"))" ]
 }
+
+@test "file names with \" \\ and bytes that are not UTF-8: valid JSON from tiexec-warm, exact labels in the metrics" {
+	local q="$T/a\"b\\c" x=$T/$'d\xffe'
+	cp "$FIXTURES/bigtext-pie" "$q"
+	cp "$FIXTURES/bigtext-pie" "$x"
+	# Lines of warm.conf are globs: a \ in a name is written \\.
+	printf '%s\n' "${q//\\/\\\\}" "$x" >"$T/warm.conf"
+	run --separate-stderr env TIEXEC_CACHE= "$BUILD/warm/tiexec-warm" --config "$T/warm.conf" --check --json
+	echo "$output"
+	[ "${#lines[@]}" -eq 2 ]
+	# Each line is JSON; the first name reads back exactly, the second's
+	# stray byte as U+FFFD.
+	run node -e '
+		const l = require("fs").readFileSync(0, "utf8").trim().split("\n").map(JSON.parse);
+		console.log(l[0].path); console.log(l[1].path);' <<<"$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$q" ]
+	[ "${lines[1]}" = "$T/d"$'\xef\xbf\xbd'"e" ]
+	printf '#!/bin/sh\nexec "%s" --config "%s" "$@"\n' "$BUILD/warm/tiexec-warm" "$T/warm.conf" >"$T/warm"
+	chmod +x "$T/warm"
+	run --separate-stderr env TIEXEC_CACHE= TIEXEC_WARM="$T/warm" "$STAT" --prometheus --output "$T/tiexec.prom"
+	[ "$status" -eq 0 ]
+	promtool check metrics <"$T/tiexec.prom"
+	local label=${q//\\/\\\\}
+	label=${label//\"/\\\"}
+	grep -qF "tiexec_warm_text_bytes{path=\"$label\",route=\"file\",state=\"aligned\"} $((62 << 20))" "$T/tiexec.prom"
+	[ "$(grep -c '^tiexec_warm_text_bytes{' "$T/tiexec.prom")" -eq 4 ]
+}

@@ -28,6 +28,7 @@
 
 #include "cacheconv.h"
 #include "fsfolio.h"
+#include "json.h"
 #include "mark.h"
 #include "memlimit.h"
 #include "needed.h"
@@ -509,19 +510,12 @@ kept:
 	}
 }
 
-/* A JSON line's start: {"path":"PATH" */
+/* A JSON line's start: {"path":"PATH" (json.h: valid UTF-8 whatever the
+ * name's bytes). */
 static void json_path(const char *path)
 {
-	printf("{\"path\":\"");
-	for (const char *c = path; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			printf("\\%c", *c);
-		else if ((unsigned char)*c < ' ')
-			printf("\\u%04x", *c);
-		else
-			putchar(*c);
-	}
-	putchar('"');
+	fputs("{\"path\":", stdout);
+	json_str(stdout, path);
 }
 
 static void report(const struct target *t, const struct result *r)
@@ -791,9 +785,11 @@ static void cache_target(const struct target *t, int fd, const struct elf *e, ui
 		worse(ST_NOT_WARM);
 	if (opt.json) {
 		json_path(t->path);
-		printf(",\"route\":\"cache\",\"why\":\"%s\",\"cache\":\"%s\",\"text_kb\":%" PRIu64
-		       ",\"huge_kb\":%" PRIu64 ",\"aligned_kb\":%" PRIu64 ",\"cache_kb\":%" PRIu64 "}\n",
-		       why, state, text >> 10, huge >> 10, aligned >> 10, bytes >> 10);
+		printf(",\"route\":\"cache\",\"why\":");
+		json_str(stdout, why);
+		printf(",\"cache\":\"%s\",\"text_kb\":%" PRIu64 ",\"huge_kb\":%" PRIu64 ",\"aligned_kb\":%" PRIu64
+		       ",\"cache_kb\":%" PRIu64 "}\n",
+		       state, text >> 10, huge >> 10, aligned >> 10, bytes >> 10);
 		return;
 	}
 	if (r == TE_FAILED || r == TE_STALE)

@@ -5,6 +5,7 @@
  *       -fno-sanitize-recover=all -g -Istat tests/unit/test-smaps.c stat/smaps.c */
 #include <string.h>
 
+#include "json.h"
 #include "smaps.h"
 #include "tap.h"
 
@@ -338,14 +339,45 @@ static void check_json(void)
 	};
 
 	for (size_t i = 0; i < TAP_N(t); i++) {
-		char *out = malloc(smaps_json_escape_max(t[i].len));
-		size_t n = smaps_json_escape(out, t[i].in, t[i].len);
+		char *out = malloc(json_escape_max(t[i].len));
+		size_t n = json_escape(out, t[i].in, t[i].len);
 		if (!ok(n == strlen(t[i].out) && strcmp(out, t[i].out) == 0, "json escape #%zu -> %s", i,
 		   t[i].out))
 			diag("  got %s", out);
-		ok(n < smaps_json_escape_max(t[i].len), "json escape #%zu fits its bound", i);
+		ok(n < (size_t)json_escape_max(t[i].len), "json escape #%zu fits its bound", i);
 		free(out);
 	}
+}
+
+/* The reader (json.h), on lines as tiexec-warm --json writes them: names
+ * with " and \ read back exactly, members found only at the top level
+ * (not inside a string or a nested value). */
+static void check_json_read(void)
+{
+	char buf[256];
+	uint64_t v;
+	const char *line = "{\"path\":\"/opt/a\\\"b\\\\c \\u00e9\\ud83d\\ude00\\ufffd\",\"route\":\"file\","
+			   "\"kept\":[{\"offset\":1,\"pids\":[2]}],\"note\":\"\\\"aligned_kb\\\":7\",\"aligned_kb\":63488}";
+
+	ok(json_get_string(json_member(line, "path"), buf, sizeof(buf)) == 0 &&
+		   !strcmp(buf, "/opt/a\"b\\c \xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbd"),
+	   "json: a string with \" \\ \\u and a surrogate pair decodes");
+	ok(json_get_u64(json_member(line, "aligned_kb"), &v) == 0 && v == 63488,
+	   "json: a member after a nested array and a string that looks like a key");
+	ok(json_member(line, "offset") == NULL, "json: a nested member is not a top-level one");
+	ok(json_member(line, "missing") == NULL, "json: no such member");
+	ok(json_get_string(json_member(line, "path"), buf, 8) < 0, "json: a string that does not fit is refused");
+	ok(json_member("{\"path\":\"unterminated", "route") == NULL, "json: a cut line has no member");
+
+	/* Whatever the bytes of a name, what is written reads back (non-UTF-8
+	 * bytes as U+FFFD). */
+	const char *name = "/x/\"q\"\\\xff\n";
+	char esc[128], obj[160];
+	json_escape(esc, name, strlen(name));
+	snprintf(obj, sizeof(obj), "{\"path\":\"%s\"}", esc);
+	ok(json_get_string(json_member(obj, "path"), buf, sizeof(buf)) == 0 &&
+		   !strcmp(buf, "/x/\"q\"\\\xef\xbf\xbd\n"),
+	   "json: written and read back");
 }
 
 int main(void)
@@ -357,5 +389,6 @@ int main(void)
 	check_headers();
 	check_aligned();
 	check_json();
+	check_json_read();
 	return tap_done();
 }
