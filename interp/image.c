@@ -216,6 +216,8 @@ void image_place(struct image *im, int is_interp, enum strategy strategy, int ca
 		if (r < 0) {
 			lo = im->info.lo, hi = im->info.hi;
 			r = reserve_at(lo, hi - lo);
+			if (r == -EPERM || r == -ENOSYS)
+				die_errno(im->path, "cannot reserve address space", r); /* refused */
 			if (r < 0) {
 				struct msg m;
 				msg_head(&m, im->path);
@@ -391,7 +393,7 @@ long image_open_exec(const char *path, struct statx *st)
 	if ((st->stx_mode & S_IFMT) != S_IFREG)
 		return -EACCES; /* FIFOs, sockets, devices: never opened */
 	e = SC(__NR_faccessat2, TX_AT_FDCWD, path, X_OK, AT_EACCESS, 0, 0);
-	if (e == -ENOSYS) /* before Linux 5.8: real ids */
+	if (e == -ENOSYS || e == -EPERM) /* before Linux 5.8, or refused by a filter: real ids */
 		e = sys_faccessat(TX_AT_FDCWD, path, X_OK);
 	if (e < 0)
 		return e;

@@ -253,6 +253,20 @@ static void answer_and_exit(const struct opts *cli)
 	sys_exit(0);
 }
 
+/* A system call of ours refused (EPERM, ENOSYS) by a seccomp filter or a
+ * sandbox before anything of the program ran: the program runs by a plain
+ * execve, as a direct exec would (the kernel's own exec is not subject to
+ * the filter).  Not for a start through binfmt_misc: there execve would
+ * come back to us. */
+static void refused_run_plainly(void *arg)
+{
+	struct exec *ex = arg;
+
+	verbose_note(ex->path, "a system call was refused (a seccomp filter?): running it directly");
+	fds_restore(&ex->fds);
+	exec_plain(ex->path, ex->s.argv + ex->first, ex->s.envp, "refused");
+}
+
 /* `tiexec [OPTIONS] PROG ARGS`: options, PATH lookup, and the checks a
  * direct execve makes before it opens the file. */
 static void from_command_line(struct exec *ex)
@@ -279,6 +293,13 @@ static void from_command_line(struct exec *ex)
 		path = ex->path_buf;
 	}
 	ex->path = ex->execfn = ex->prog.path = path;
+	report_on_refused(refused_run_plainly, ex);
+	/* prctl sets the program's name and command line at the end: one a
+	 * filter refuses would leave them ours. */
+	char name[16];
+	long pe = sys_prctl(PR_GET_NAME, (uint64_t)(uintptr_t)name, 0, 0, 0);
+	if (pe == -EPERM || pe == -ENOSYS)
+		refused_run_plainly(ex);
 	long fd = image_open_exec(path, &ex->prog.st);
 	if (fd == -EACCES && sys_faccessat(TX_AT_FDCWD, path, X_OK) == 0) {
 		verbose_note(path, "not readable (execute-only): running it directly");

@@ -18,6 +18,7 @@
 #include "arch_reloc.h"
 #include "exec.h"
 #include "proc.h"
+#include "report.h"
 #include "rt.h"
 
 ARCH_ENTRY;
@@ -59,6 +60,7 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 	launch_stage(&ex, sp); /* which program, the settings; may exec it plainly */
 	load_stage(&ex);       /* mapped as the kernel would, text on 2 MiB pages */
 	final_open(&ex);       /* the final stage's page */
+	report_on_refused(0, 0); /* the stack is rebuilt: no plain execve from here */
 	stack_stage(&ex);      /* the initial stack a direct exec would build */
 	final_enter(&ex);      /* into ld.so (back at tiexec_hook), or the program */
 }

@@ -133,3 +133,43 @@ $(ulimit -Hn)" "$output"
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"tiexec: '/big-pie': libraries left as ld.so mapped them: /proc/self/maps cannot be read (/proc not mounted?)"* ]]
 }
+
+# A seccomp filter refusing one system call, as container runtimes and
+# systemd's SystemCallFilter do.  Every system call tiexec makes (strace'd
+# here, so a new one is covered as soon as it is made) is refused in turn,
+# with EPERM and then ENOSYS; each program must behave as its direct exec
+# under the same filter: the same status and output (a program the filter
+# breaks directly breaks the same way).  tests/fixtures/deny.c.
+@test "seccomp refusing any one system call tiexec makes (EPERM, ENOSYS): as the direct exec" {
+	command -v strace >/dev/null || skip_unsupported "strace is not installed"
+	local D=$BATS_TEST_TMPDIR p n nr e bad=0
+	gcc -O2 -Wall -Wextra -o "$D/deny" "$ROOT/tests/fixtures/deny.c"
+	local progs=("bigtext-static loop 3" "bigtext-nopie loop 3" "probe-pie")
+	for p in "${progs[@]}"; do
+		# shellcheck disable=SC2086 # the program and its arguments
+		strace -f -qq -o "$D/st" "$TIEXEC" $FIXTURES/$p >/dev/null 2>&1
+		sed -nE 's/^[0-9]+ +([a-z0-9_]+)\(.*/\1/p' "$D/st" >>"$D/names"
+	done
+	{
+		echo '#include <sys/syscall.h>'
+		sort -u "$D/names" | grep -vx execve | sed 's/.*/& SYS_&/'
+	} | gcc -E -P - | grep -E '^[a-z0-9_]+ [0-9]+$' >"$D/nums"
+	echo "$(wc -l <"$D/nums") system calls: $(cut -d' ' -f1 "$D/nums" | tr '\n' ' ')"
+	[ "$(wc -l <"$D/nums")" -ge 25 ]
+	grep -q '^statx ' "$D/nums" && grep -q '^fcntl ' "$D/nums" && grep -q '^mmap ' "$D/nums"
+	for p in "${progs[@]}"; do
+		for e in 1 38; do
+			while read -r n nr; do
+				# shellcheck disable=SC2086
+				d=$(cd / && timeout 30 "$D/deny" "$nr" "$e" $FIXTURES/$p 2>/dev/null; echo "status $?")
+				# shellcheck disable=SC2086
+				t=$(cd / && timeout 30 "$D/deny" "$nr" "$e" "$TIEXEC" $FIXTURES/$p 2>/dev/null; echo "status $?")
+				if [ "$d" != "$t" ]; then
+					echo "$p, $n refused ($e): direct: $(tail -c 100 <<<"$d" | tr '\n' ' ') tiexec: $(tail -c 100 <<<"$t" | tr '\n' ' ')"
+					bad=$((bad + 1))
+				fi
+			done <"$D/nums"
+		done
+	done
+	[ "$bad" -eq 0 ]
+}

@@ -15,3 +15,14 @@ static inline long sys_call6(long n, long a, long b, long c, long d, long e, lon
 			 : "rcx", "r11", "memory");
 	return ret;
 }
+
+/* The kernel's struct stat of newfstatat on x86-64 (arch/x86/include/uapi/
+ * asm/stat.h): what sys.h's statx falls back to where statx is refused. */
+struct arch_kstat {
+	unsigned long dev, ino, nlink;
+	unsigned int mode, uid, gid, pad0;
+	unsigned long rdev;
+	long size, blksize, blocks;
+	unsigned long atime, atime_nsec, mtime, mtime_nsec, ctime, ctime_nsec;
+	long unused[3];
+};
