@@ -60,12 +60,23 @@ void caps_lower(int opted_in)
 		set_effective(0);
 }
 
-void caps_drop_all(void)
+void caps_drop_all(int how)
 {
 	struct cap_hdr h = {CAP_V3, 0};
 	struct cap_data d[2];
 
 	memset(d, 0, sizeof(d));
 	SC(__NR_capset, &h, d, 0, 0, 0, 0);
-	sys_prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	sys_prctl(PR_SET_DUMPABLE, how == CAPS_DROP_DUMPABLE, 0, 0, 0);
+}
+
+int caps_drop_how(int opted_in, int prog_fd)
+{
+	if (!opted_in)
+		return 0;
+	/* The kernel makes the exec of a file its caller may not read
+	 * non-dumpable (would_dump): so does tiexec, whatever made the secure
+	 * exec.  AT_EMPTY_PATH: the open program itself (Linux 5.8). */
+	long r = SC(__NR_faccessat2, prog_fd, "", R_OK, AT_EACCESS | TX_AT_EMPTY_PATH, 0, 0);
+	return r == 0 ? CAPS_DROP_DUMPABLE : CAPS_DROP_KEEP_UNDUMPABLE;
 }

@@ -29,4 +29,13 @@ void caps_lower(int opted_in);
  * plain exec of the program leaves it: before any code of the program's
  * runs (the final stage's asm does the same when nothing runs before).
  * There is nothing left to raise afterwards. */
-void caps_drop_all(void);
+void caps_drop_all(int how);
+
+/* How the capabilities are dropped (caps_drop_all; the final stage's asm
+ * reads bit 0 as the dumpable flag): not at all (no opt-in), and the
+ * process made dumpable again as a plain exec leaves it, or kept
+ * non-dumpable because the caller may not read the program (an
+ * execute-only file run through binfmt_misc: its memory must not become
+ * readable through /proc or ptrace). */
+enum { CAPS_DROP_DUMPABLE = 1, CAPS_DROP_KEEP_UNDUMPABLE = 2 };
+int caps_drop_how(int opted_in, int prog_fd);

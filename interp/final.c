@@ -308,7 +308,7 @@ __attribute__((noreturn)) static void hop_to_ldso(struct exec *ex)
 {
 	static struct arch_final hop;
 	struct arch_final *fin = &ex->fin;
-	int drop = fin->drop_caps != 0;
+	int drop = (int)fin->drop_caps;
 
 	/* To ld.so with the registers a kernel gives, from the loader's own
 	 * copy of the final stage: it unmaps only the block's buffer. */
@@ -326,7 +326,7 @@ __attribute__((noreturn)) static void hop_to_ldso(struct exec *ex)
 		}
 	}
 	if (drop) {
-		caps_drop_all();
+		caps_drop_all(drop);
 		ex->caps_opted = 0;
 	}
 	ex->page = page_commit(&ex->fp, NULL);

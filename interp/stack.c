@@ -327,7 +327,7 @@ void stack_stage(struct exec *ex)
 		ex->path = ex->prog.path = ex->path_copy;
 	}
 	ex->traced_fd = -1;
-	ex->drop_caps = caps_from_file(ex->aux);
+	ex->drop_caps = caps_drop_how(caps_from_file(ex->aux), ex->prog.fd);
 	const char *hint = exe_link(ex, fx, &nfix, &orglen);
 	hint = plan(ex, hint, orglen);
 	int mm_ok = tell_kernel(ex, fx, nfix);

@@ -62,6 +62,7 @@
 #define S_ISGID 0002000
 #endif
 #define X_OK 1
+#define R_OK 4
 #define TX_AT_FDCWD (-100)
 #define TX_AT_EMPTY_PATH 0x1000
 #define TX_CLOCK_MONOTONIC 1

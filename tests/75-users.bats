@@ -468,3 +468,34 @@ try_gdb() {
 	same "$want" "$out2"
 	[[ "$err2" == *"thp: the memory cgroup's limit (memory.limit_in_bytes) leaves no room for more copies"* ]]
 }
+
+# An execute-only file (mode 0711): from the command line tiexec cannot
+# read it and runs it with a plain execve (10-loader).  Through binfmt_misc
+# the kernel opens it and hands tiexec the descriptor, so it is loaded with
+# its text on 2 MiB pages; the process stays non-dumpable, as the kernel
+# makes a direct exec of a file its caller may not read, so its memory
+# stays unreadable through /proc and ptrace -- also with the opt-in, whose
+# secure exec tiexec otherwise undoes by making the process dumpable.
+@test "an execute-only stamped program through binfmt_misc: 2 MiB pages, non-dumpable as directly (opt-in too)" {
+	need_tiexec_cap
+	cp "$FIXTURES/bigtext-pie" "$W/eo-plain"
+	cp "$FIXTURES/bigtext-pie" "$W/eo-stamped"
+	"$BUILD/stamp/tiexec-stamp" "$W/eo-stamped" >/dev/null
+	chmod 711 "$W/eo-plain" "$W/eo-stamped"
+	for interp in tiexec tiexec-cap; do
+		run_t "$ROOT/scripts/binfmt-ns" --user nobody --interpreter "$W/$interp" --dir "$W" '
+			for p in eo-plain eo-stamped; do
+				coproc B { exec env TIEXEC_VERBOSE=1 ./$p wait 2>&1; }
+				read -r l <&"${B[0]}"
+				if cat /proc/$B_PID/maps >/dev/null 2>&1; then r=readable; else r=unreadable; fi
+				echo "$p: $r: $l"
+				exec {B[1]}>&-
+				wait $B_PID
+			done'
+		echo "$interp: $output"
+		[ "$status" -ne 90 ] || skip_unsupported "no private binfmt_misc instance (needs Linux >= 6.7)"
+		[ "$status" -eq 0 ]
+		[ "${lines[0]}" = "eo-plain: unreadable: ready" ]
+		[[ "${lines[1]}" == "eo-stamped: unreadable: tiexec: './eo-stamped': 62.0 of 64.0 MiB text on 2 MiB pages"* ]]
+	done
+}

@@ -44,7 +44,7 @@ struct arch_final {
 	uint64_t entry;
 	uint64_t page;            /* this page */
 	uint64_t gadget;          /* the munmap gadget, or 0 */
-	uint64_t drop_caps;       /* capset to nothing, dumpable */
+	uint64_t drop_caps;       /* capset to nothing; bit 0: dumpable (caps.h) */
 	uint32_t cap_hdr[2];      /* version 3, pid 0 */
 	uint32_t cap_data[6];     /* all zero */
 	uint64_t tmp_lo, tmp_len; /* where the stack block was built */
@@ -159,7 +159,8 @@ static inline int arch_is_syscall_ret(const unsigned char *p, size_t n)
 		"	syscall\n"                              \
 		"	mov $" ARCH_STR(__NR_prctl) ", %eax\n"  \
 		"	mov $" ARCH_STR(PR_SET_DUMPABLE) ", %edi\n" \
-		"	mov $1, %esi\n"                         \
+		"	mov " ARCH_STR(AF_DROP_CAPS) "(%rbx), %rsi\n" \
+		"	and $1, %esi\n"                         \
 		"	xor %edx, %edx\n"                       \
 		"	xor %r10d, %r10d\n"                     \
 		"	xor %r8d, %r8d\n"                       \
