@@ -371,6 +371,11 @@ tiexec-warm: '$D/perm/warm.conf': line 2: '$D/perm/bin/s' left out: '$D/perm/bin
 	rm -f "$D/clang.s" "$D/node.s"
 	run_t "$WARM" -v "$llvm" "$clangcpp" "$node"
 	echo "$output"
+	# A process that started meanwhile (a busy machine) keeps its pieces
+	# small, and tiexec-warm names it: this measure cannot be taken then.
+	if [ "$status" -eq 1 ] && [[ "$output" == *"kept small: in use by PID"* ]]; then
+		skip "clang-14's libraries or node came in use by another process while warming"
+	fi
 	[ "$status" -eq 0 ]
 	TX_SMAPS_OUT=$D/clang.s LD_PRELOAD=$FIXTURES/smaps-at-exit.so timeout 60 clang-14 -O2 -c -o "$D/probe.o" "$ROOT/tests/fixtures/probe.c"
 	TX_SMAPS_OUT=$D/node.s LD_PRELOAD=$FIXTURES/smaps-at-exit.so timeout 60 "$node" -e 'require("fs")'
