@@ -4,6 +4,7 @@
  * parsing is in smaps.c (unit-tested in tests/unit/test-smaps.c). */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -268,18 +269,85 @@ static void print_json(long pid, const char *comm, const char *exe, const struct
 
 enum mode { M_HUMAN, M_JSON, M_PERF_MAP, M_CHECK };
 
+/* The file mapped at addr in the process (its maps text), malloc'ed, or
+ * NULL: a file, not the loader and not a text cache entry -- tiexec's copy
+ * of the program's text is named after the program it copies. */
+static char *file_at(const char *maps, uint64_t addr)
+{
+	size_t n = strlen(cache_dir);
+
+	for (const char *l = maps; *l;) {
+		const char *eol = strchr(l, '\n');
+		size_t len = eol ? (size_t)(eol - l) : strlen(l);
+		unsigned long lo, hi;
+		int at = 0;
+		if (sscanf(l, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &at) == 2 && at && addr >= lo && addr < hi) {
+			char *p = strndup(l + at, len - (size_t)at), *r = NULL;
+			if (p && !strncmp(p, "[anon:tiexec:", 13) && p[strlen(p) - 1] == ']')
+				r = strndup(p + 13, strlen(p) - 14);
+			else if (p && p[0] == '/' && !(n && !strncmp(p, cache_dir, n) && p[n] == '/') && !exe_is_loader(p))
+				r = strdup(p);
+			free(p);
+			return r;
+		}
+		l += len + (eol != NULL);
+	}
+	return NULL;
+}
+
+/* The program, from the process's aux vector: the file mapped where its
+ * entry point (AT_ENTRY) or its program headers (AT_PHDR) are.  tiexec
+ * gives the program the aux vector of a direct exec, and nothing the
+ * program does to its argv or environment (a process title) or a fork
+ * changes it.  malloc'ed, or NULL. */
+static char *program_from_auxv(long pid)
+{
+	char path[64], *aux, *maps, *r = NULL;
+	size_t alen, mlen;
+	uint64_t entry = 0, phdr = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/auxv", pid);
+	if (read_all(path, &aux, &alen) != 0)
+		return NULL;
+	for (size_t i = 0; i + 16 <= alen; i += 16) {
+		uint64_t k, v;
+		memcpy(&k, aux + i, 8);
+		memcpy(&v, aux + i + 8, 8);
+		if (k == AT_ENTRY)
+			entry = v;
+		else if (k == AT_PHDR)
+			phdr = v;
+	}
+	free(aux);
+	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+	if (read_all(path, &maps, &mlen) != 0)
+		return NULL;
+	if (entry)
+		r = file_at(maps, entry);
+	if (!r && phdr)
+		r = file_at(maps, phdr);
+	free(maps);
+	return r;
+}
+
 /* The program a process runs: /proc/PID/exe, unless that names tiexec (an
- * ordinary user's process without the opt-in), then the TIEXEC_EXE hint
- * tiexec left in its environment.  malloc'ed; "" if unknown. */
+ * ordinary user's process without the opt-in); then the file its aux
+ * vector's entry point lies in; then the TIEXEC_EXE hint tiexec left in its
+ * environment (gone from a forked child's, or overwritten by a process
+ * title).  malloc'ed; "" if unknown. */
 static char *program_of(long pid)
 {
-	char path[64], *exe, *env;
+	char path[64], *exe, *env, *aux;
 	size_t len;
 
 	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
 	exe = read_exe(path);
 	if (!exe_is_loader(exe))
 		return exe;
+	if ((aux = program_from_auxv(pid))) {
+		free(exe);
+		return aux;
+	}
 	snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
 	if (read_all(path, &env, &len) != 0)
 		return exe;

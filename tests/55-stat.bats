@@ -378,3 +378,31 @@ status 1" "$output"
 	[[ "$output" == "$CPID $W/big: ok: "* ]]
 	stop
 }
+
+@test "--check PID: an ordinary user's forked child that wrote a process title over its environment" {
+	# postgres's backends: forked, not executed, each writing its title over
+	# argv and environ (TIEXEC_EXE included); /proc/PID/exe names tiexec.
+	cp "$FIXTURES/bigtext-pie" "$W/big"
+	"$BUILD/stamp/tiexec-stamp" "$W/big"
+	cp "$TIEXEC" "$W/tiexec"
+	coproc P { exec setpriv --reuid=65534 --regid=65534 --clear-groups env TIEXEC_CACHE= "$W/tiexec" "$W/big" child-title 3>&-; }
+	CPID=$P_PID
+	local line ready child
+	read -r -t 60 line <&"${P[0]}" || true
+	[[ "$line" =~ ^child\ ([0-9]+)$ ]]
+	child=${BASH_REMATCH[1]}
+	read -r -t 60 ready <&"${P[0]}" || true
+	[ "$ready" = ready ]
+	[ "$(readlink "/proc/$child/exe")" = "$W/tiexec" ]
+	! tr '\0' '\n' <"/proc/$child/environ" | grep -q '^TIEXEC_EXE='
+	[[ "$(tr '\0' ' ' <"/proc/$child/cmdline")" == "bigtext: child title"* ]]
+	for pid in "$child" "$CPID"; do
+		run env TIEXEC_CACHE= "$STAT" --check "$pid"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[[ "$output" == "$pid $W/big: ok: "[1-9]*" MiB of its text on 2 MiB pages" ]]
+	done
+	exec {P[1]}>&-
+	wait "$CPID"
+	CPID=
+}
