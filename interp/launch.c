@@ -17,6 +17,7 @@
 #include "aside.h"
 #include "caps.h"
 #include "exec.h"
+#include "mark.h"
 #include "proc.h"
 #include "reexec.h"
 #include "report.h"
@@ -88,6 +89,8 @@ static void usage(void)
 		"                         (neighbouring read-only bytes become executable)\n"
 		"      --min-text=SIZE    leave programs with less text alone (default 2M)\n"
 		"      --libs, --no-libs  shared libraries' text too (the default), or not\n"
+		"      --step-aside       run PROG as a direct exec would (a stamped program\n"
+		"                         from an unstamped copy): gdb's exec-wrapper\n"
 		"  -h, --help             this text\n"
 		"      --version          print the version\n"
 		"\n"
@@ -241,6 +244,24 @@ static void aside(struct exec *ex)
 	verbose_note(ex->path, "traced, but the copy could not be made: loading it as usual");
 }
 
+/* --step-aside: gdb's exec-wrapper for a static program
+ * (packaging/gdb/tiexec.py), so that `gdb ./prog`, `break X`, `run` works.
+ * gdb inserts its breakpoints at the last exec of a start it expects:
+ * through binfmt_misc that is tiexec's image, before tiexec steps aside.
+ * As the wrapper, tiexec steps aside itself, in the wrapper's exec, which
+ * gdb expects; the program's exec is then the copy's.  A program without
+ * the stamp is executed as it is. */
+static void step_aside_wrapper(struct exec *ex)
+{
+	unsigned char mark = 0;
+	char **argv = ex->s.argv + ex->first;
+
+	fds_restore(&ex->fds);
+	if (sys_pread(ex->prog.fd, &mark, 1, TIEXEC_MARK_BYTE) == 1 && (mark & (TIEXEC_MARK_FLAG >> 16)))
+		step_aside(ex->prog.fd, ex->path, argv, ex->s.envp);
+	exec_plain(ex->path, argv, ex->s.envp, "step-aside");
+}
+
 /* --help and --version, which end here. */
 static void answer_and_exit(const struct opts *cli)
 {
@@ -320,6 +341,8 @@ static void from_command_line(struct exec *ex)
 		verbose_note(path, "privileged (set-user-ID, set-group-ID or capabilities): running it directly");
 		exec_plain(path, argv + ex->first, ex->s.envp, "privileged");
 	}
+	if (ex->cli_o.step_aside)
+		step_aside_wrapper(ex);
 }
 
 void launch_stage(struct exec *ex, uint64_t *sp)

@@ -28,6 +28,7 @@ void opts_default(struct opts *o)
 	o->libs = 1;
 	o->min_text = TX_HUGE;
 	o->help = o->version = 0;
+	o->step_aside = 0;
 	o->set = 0;
 }
 
@@ -225,6 +226,8 @@ int opts_argv(struct opts *o, int argc, char **argv, const char **bad, const cha
 			o->help = 1;
 		} else if (tx_streq(a, "--version")) {
 			o->version = 1;
+		} else if (tx_streq(a, "--step-aside")) {
+			o->step_aside = 1;
 		} else if ((v = option_value(a, "--strategy", argc, argv, &i, why))) {
 			if (opts_strategy(v, &o->strategy)) {
 				*why = "must be auto, file, thp, hugetlb or off";

@@ -17,6 +17,7 @@ struct opts {
 	int libs; /* shared libraries' text too (the stage after ld.so, libs.c) */
 	uint64_t min_text;
 	int help, version;
+	int step_aside; /* --step-aside: a debugger's exec-wrapper (launch.c) */
 	unsigned set; /* OPT_* bits: which of the fields above this source set */
 };
 

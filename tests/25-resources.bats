@@ -217,7 +217,10 @@ in_cg() {
 start() {
 	local dir=$1
 	shift
-	coproc P { cd "$dir" && ulimit -c 20480 && exec "$@" wait 3>&-; }
+	# SIGQUIT's default action (a core dump), even where the suite was
+	# started with it ignored (from a background job: a shell cannot
+	# reset what it inherited ignored, env can).
+	coproc P { cd "$dir" && ulimit -c 20480 && exec env --default-signal=QUIT "$@" wait 3>&-; }
 	CPID=$P_PID
 	local ready=
 	read -r -t 60 ready <&"${P[0]}" || true
@@ -245,13 +248,15 @@ copied_ranges() {
 	case $(cat /proc/sys/kernel/core_pattern) in
 	'|'* | /*) return 0 ;; # a core handler or a fixed place: smaps above is the check
 	esac
-	kill -QUIT "$CPID"
-	wait "$CPID" || true
-	CPID=
+	quit() {
+		kill -QUIT "$CPID"
+		timeout 60 tail --pid="$CPID" -f /dev/null || { echo "SIGQUIT did not end $CPID"; return 1; }
+		wait "$CPID" || true
+		CPID=
+	}
+	quit
 	start "$D/core-direct" "$D/big-pie"
-	kill -QUIT "$CPID"
-	wait "$CPID" || true
-	CPID=
+	quit
 	direct=$(stat -c %s "$D"/core-direct/core*)
 	via=$(stat -c %s "$D"/core-thp/core*)
 	echo "core: direct $direct, through tiexec $via bytes"

@@ -15,6 +15,16 @@ setup_file() {
 	cp "$W/hello" "$W/hello-s"
 	"$BUILD/stamp/tiexec-stamp" --min-text=0 "$W/hello-s" >/dev/null
 	mkdir -m 1777 "$W/tmp"
+	# gdb, a breakpoint far from tiexec's image (issue: `break X`, `run`
+	# under the rule): programs of every kind, each unstamped (the direct
+	# reference) and stamped (-s).
+	local f
+	for f in bigtext-pie bigtext-nopie bigtext-static perfhot-lib libperfhot.so go-static rust-pie; do
+		[ -e "$FIXTURES/$f" ] && cp "$FIXTURES/$f" "$W/"
+	done
+	for f in bigtext-pie bigtext-nopie bigtext-static perfhot-lib go-static rust-pie; do
+		[ -e "$W/$f" ] && cp "$W/$f" "$W/$f-s" && "$BUILD/stamp/tiexec-stamp" --min-text=0 "$W/$f-s" >/dev/null 2>&1
+	done
 	chmod -R a+rX "$W"
 }
 
@@ -109,4 +119,50 @@ GDB_SCRIPT='gdb -q -batch -ex "break main" -ex run -ex bt "$0" 2>&1 | grep -E "^
 	[[ "$output" == *"#0  perfhot_spin () at "* ]]
 	[[ "$output" == *"in main ("*"perfhot_main.c:"* ]]
 	[[ "$output" != *"Cannot access memory"* ]]
+}
+
+# The far end of a 64 MiB text (PIE, fixed-address, static), a library's
+# function, Go's main.main and Rust's main: `gdb PROG`, `break X`, `run`
+# stops there as directly, with packaging/gdb/tiexec.py (what the packages
+# install in /etc/gdb/gdbinit.d), as root and as uid 65534.  Without it,
+# every breakpoint outside tiexec's image fails to insert.
+@test "gdb PROG, break X far from tiexec, run: stops at X as directly (PIE, fixed, static, library, Go, Rust)" {
+	command -v gdb >/dev/null || skip_unsupported "gdb is not installed"
+	local cases=("bigtext-pie tx_text_last loop 100000" "bigtext-nopie tx_text_last loop 100000"
+		"bigtext-static tx_text_last loop 100000" "perfhot-lib perfhot_spin 1")
+	[ -e "$W/go-static" ] && cases+=("go-static main.main")
+	# No debug information: Rust's main by its symbol (rbreak, hash and all).
+	[ -e "$W/rust-pie" ] && cases+=("rust-pie rusty::main::h")
+	local script='for c in "$@"; do
+		set -- $c; p=$1 b=$2; shift 2
+		cmd="break $b"
+		case $b in *::h) cmd="rbreak ^$b" ;; esac
+		for v in "$p" "$p-s"; do
+			echo "== $v"
+			LD_LIBRARY_PATH=$PWD gdb -nx -q -batch -x '"$ROOT/packaging/gdb/tiexec.py"' \
+				-ex "set breakpoint pending on" -ex "$cmd" -ex run -ex "bt 1" --args "./$v" "$@" 2>&1 |
+				grep -E "Breakpoint 1, |^#0 |Cannot insert|Cannot access|exited with" |
+				sed -e "s/ ([^)]*)//g" -e "s/^Thread 1 \"[^\"]*\" hit /Thread 1 hit /"
+		done
+	done'
+	for who in root nobody; do
+		local t=$BATS_TEST_TMPDIR
+		status=0
+		TMPDIR=$W/tmp "$ROOT/scripts/binfmt-ns" --user "$who" --interpreter "$TIEXEC" --dir "$W" "$script" \
+			_ "${cases[@]}" >"$t/ns.out" 2>"$t/ns.err" || status=$?
+		output=$(cat "$t/ns.out")
+		echo "$who: status $status"
+		echo "$output"
+		[ "$status" -ne 90 ] || skip_unsupported "cannot mount a private binfmt_misc (needs Linux >= 6.7)"
+		[ "$status" -eq 0 ]
+		[[ "$output" != *"Cannot "* ]]
+		local c p b
+		for c in "${cases[@]}"; do
+			read -r p b _ <<<"$c"
+			direct=$(sed -n "/^== $p\$/,/^== /p" <<<"$output" | grep -v '^== ' || true)
+			stamped=$(sed -n "/^== $p-s\$/,/^== /p" <<<"$output" | grep -v '^== ' || true)
+			[[ "$direct" == *"Breakpoint 1, "*"$b"* ]]
+			same "$direct" "$stamped"
+		done
+	done
 }

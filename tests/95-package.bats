@@ -130,7 +130,7 @@ rpm_files() {
 		/usr/sbin/tiexec-binfmt /usr/sbin/tiexec-trace /usr/lib/binfmt.d/tiexec.conf \
 		/usr/share/binfmts/tiexec /usr/share/man/man1/tiexec.1 /usr/share/man/man1/tiexec-stamp.1 \
 		/usr/share/man/man1/tiexec-stat.1 /usr/share/man/man8/tiexec-binfmt.8 \
-		/usr/share/man/man8/tiexec-trace.8; do
+		/usr/share/man/man8/tiexec-trace.8 /etc/gdb/gdbinit.d/tiexec.py; do
 		grep -qx "$f" <<<"$debs" || { echo "missing: $f"; return 1; }
 	done
 	dpkg-deb -c "$DEB" | grep -q '^l.* \./usr/bin/tiexec -> \.\./libexec/tiexec/tiexec$'
