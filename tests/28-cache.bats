@@ -25,6 +25,14 @@ setup_file() {
 	# private: a clone under mktemp -d).
 	cp "$TIEXEC" "$C/tiexec"
 	chmod 755 "$C/tiexec"
+	# The lld-linked fixtures where everyone may read them: tiexec-warm
+	# makes entries only for such files (the build directory may be
+	# private: a clone under mktemp -d).
+	mkdir "$C/fx"
+	for f in bl-lld libbl-lld.so perfhot-lld libperfhot-lld.so; do
+		cp "$FIXTURES/$f" "$C/fx/"
+	done
+	chmod -R a+rX "$C/fx"
 }
 
 teardown_file() {
@@ -40,6 +48,7 @@ teardown_file() {
 setup() {
 	[ -x "$FIXTURES/bl-lld" ] || skip_unsupported "lld is not installed: no lld-linked fixtures"
 	C=$(cat "$BATS_FILE_TMPDIR/c")
+	FX=$C/fx
 	export TIEXEC_CACHE=$C/text
 }
 
@@ -76,40 +85,40 @@ stop() {
 }
 
 @test "warm mounts the cache (tmpfs huge=always, root, 0755) and writes an lld library's entry" {
-	run_t "$WARM" --config "$C/warm.conf" "$FIXTURES/libbl-lld.so"
+	run_t "$WARM" --config "$C/warm.conf" "$FX/libbl-lld.so"
 	[ "$status" -eq 0 ]
-	[[ "$output" == "$FIXTURES/libbl-lld.so: 16.0 MiB of text in the text cache (made now, "*" MiB in memory): its text is not congruent to its file offset modulo 2 MiB" ]]
+	[[ "$output" == "$FX/libbl-lld.so: 16.0 MiB of text in the text cache (made now, "*" MiB in memory): its text is not congruent to its file offset modulo 2 MiB" ]]
 	run findmnt -n -o FSTYPE,OPTIONS "$C/text"
 	[[ "$output" == tmpfs*huge=always* ]]
 	[ "$(stat -c '%U %a' "$C/text")" = "root 755" ]
-	entry=$(entry_of "$FIXTURES/libbl-lld.so")
+	entry=$(entry_of "$FX/libbl-lld.so")
 	[ "$(stat -c '%U %a' "$C/text/$entry")" = "root 444" ]
 	# The entry is the library but for its text's offsets, now congruent
 	# to its addresses (program and section headers alike).
 	text_load() { readelf -lW "$1" | awk '$1 == "LOAD" && $8 == "E" { print $2, $3 }'; }
 	text_section() { readelf -SW "$1" | sed -n 's/.* \.text *PROGBITS *\([0-9a-f]*\) \([0-9a-f]*\) .*/0x\2 0x\1/p'; }
 	apart() { echo $((($1 - $2) % 2097152)); }
-	[ "$(apart $(text_load "$FIXTURES/libbl-lld.so"))" != 0 ]
+	[ "$(apart $(text_load "$FX/libbl-lld.so"))" != 0 ]
 	[ "$(apart $(text_load "$C/text/$entry"))" = 0 ]
 	[ "$(apart $(text_section "$C/text/$entry"))" = 0 ]
-	[ "$(text_section "$C/text/$entry" | cut -d' ' -f2)" = "$(text_section "$FIXTURES/libbl-lld.so" | cut -d' ' -f2)" ]
-	cmp <(readelf -sW "$FIXTURES/libbl-lld.so") <(readelf -sW "$C/text/$entry")
-	cmp <(readelf -nW "$FIXTURES/libbl-lld.so") <(readelf -nW "$C/text/$entry")
-	run_t "$WARM" --config "$C/warm.conf" "$FIXTURES/libbl-lld.so"
+	[ "$(text_section "$C/text/$entry" | cut -d' ' -f2)" = "$(text_section "$FX/libbl-lld.so" | cut -d' ' -f2)" ]
+	cmp <(readelf -sW "$FX/libbl-lld.so") <(readelf -sW "$C/text/$entry")
+	cmp <(readelf -nW "$FX/libbl-lld.so") <(readelf -nW "$C/text/$entry")
+	run_t "$WARM" --config "$C/warm.conf" "$FX/libbl-lld.so"
 	[[ "$output" == *"(present, "* ]]
-	run_t "$WARM" --config "$C/warm.conf" --check --json "$FIXTURES/libbl-lld.so"
+	run_t "$WARM" --config "$C/warm.conf" --check --json "$FX/libbl-lld.so"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *'"route":"cache"'*'"cache":"present"'* ]]
 }
 
 @test "an lld library that ld.so put 2 MiB-aligned runs from its entry: no anonymous text, same output" {
-	warm "$FIXTURES/libbl-lld.so" >/dev/null
-	direct=$("$FIXTURES/bl-lld" loop 100000)
-	run_t "$TIEXEC" -v "$FIXTURES/bl-lld" loop 100000
+	warm "$FX/libbl-lld.so" >/dev/null
+	direct=$("$FX/bl-lld" loop 100000)
+	run_t "$TIEXEC" -v "$FX/bl-lld" loop 100000
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"library '$FIXTURES/libbl-lld.so': 14.0 of 16.0 MiB text on 2 MiB pages (file 0.0, cache 14.0, thp 0.0)"* ]]
+	[[ "$output" == *"library '$FX/libbl-lld.so': 14.0 of 16.0 MiB text on 2 MiB pages (file 0.0, cache 14.0, thp 0.0)"* ]]
 	[[ "$output" == *"$direct"* ]]
-	start "$TIEXEC" "$FIXTURES/bl-lld"
+	start "$TIEXEC" "$FX/bl-lld"
 	[ "$(text_kb "$pid" Anonymous)" -eq 0 ]
 	[ "$(text_kb "$pid" ShmemPmdMapped "$C/text/")" -ge $((14 * 1024)) ]
 	stop
@@ -323,9 +332,9 @@ stop() {
 	S=$C/small-conf
 	mkdir -p "$S"
 	printf 'cache %s/tiny\ncache-size 8m\n' "$C" >"$S/warm.conf"
-	run_t "$WARM" --config "$S/warm.conf" "$FIXTURES/libbl-lld.so" "$C/ramfs/big"
+	run_t "$WARM" --config "$S/warm.conf" "$FX/libbl-lld.so" "$C/ramfs/big"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"the text cache is full (raise cache-size); not cached, biggest first: $C/ramfs/big (64.0 MiB), $FIXTURES/libbl-lld.so (16.0 MiB)"* ]]
+	[[ "$output" == *"the text cache is full (raise cache-size); not cached, biggest first: $C/ramfs/big (64.0 MiB), $FX/libbl-lld.so (16.0 MiB)"* ]]
 	[ -z "$(ls "$C/tiny")" ] # no partial entry
 	umount "$C/tiny"
 	run_t env TIEXEC_CACHE="$C/tiny" "$TIEXEC" "$C/ramfs/big" loop 1000
@@ -335,9 +344,9 @@ stop() {
 
 @test "cache off in warm.conf: the page cache route as before, nothing mounted" {
 	printf 'cache off\n' >"$C/off.conf"
-	run_t "$WARM" --config "$C/off.conf" "$FIXTURES/libbl-lld.so"
+	run_t "$WARM" --config "$C/off.conf" "$FX/libbl-lld.so"
 	[[ "$output" != *"text cache"* ]]
-	run_t env TIEXEC_CACHE= "$TIEXEC" -v "$FIXTURES/bl-lld" loop 1000
+	run_t env TIEXEC_CACHE= "$TIEXEC" -v "$FX/bl-lld" loop 1000
 	[ "$status" -eq 0 ]
 	[[ "$output" != *"cache"* ]]
 }
@@ -345,9 +354,9 @@ stop() {
 @test "perf and gdb name the functions that run from a cache entry" {
 	command -v perf >/dev/null || skip_unsupported "perf is not installed (Debian: linux-perf)"
 	command -v gdb >/dev/null || skip_unsupported "gdb is not installed"
-	lib=$FIXTURES/libperfhot-lld.so
+	lib=$FX/libperfhot-lld.so
 	warm "$lib" >/dev/null
-	coproc P { exec "$TIEXEC" "$FIXTURES/perfhot-lld" 20; }
+	coproc P { exec "$TIEXEC" "$FX/perfhot-lld" 20; }
 	cpid=$P_PID
 	read -r -t 60 ready <&"${P[0]}"
 	[ "$ready" = ready ]
@@ -374,8 +383,8 @@ stop() {
 
 @test "without TIEXEC_CACHE the loader looks at /run/tiexec/text, and -v says it is not there" {
 	[ ! -e /run/tiexec/text ] || skip "this machine has a text cache at /run/tiexec/text"
-	run_t env -u TIEXEC_CACHE "$TIEXEC" -v "$FIXTURES/bl-lld" loop 1000
+	run_t env -u TIEXEC_CACHE "$TIEXEC" -v "$FX/bl-lld" loop 1000
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"library '$FIXTURES/libbl-lld.so': cache: there is no cache directory (tiexec-warm makes it)"* ]]
+	[[ "$output" == *"library '$FX/libbl-lld.so': cache: there is no cache directory (tiexec-warm makes it)"* ]]
 	[ ! -e /run/tiexec/text ]
 }

@@ -25,6 +25,9 @@ setup_file() {
 	for f in bigtext-pie bigtext-nopie bigtext-static perfhot-lib go-static rust-pie; do
 		[ -e "$W/$f" ] && cp "$W/$f" "$W/$f-s" && "$BUILD/stamp/tiexec-stamp" --min-text=0 "$W/$f-s" >/dev/null 2>&1
 	done
+	# Where uid 65534 can read and run them (the build directory may be
+	# private: a clone under mktemp -d).
+	cp "$ROOT/packaging/gdb/tiexec.py" "$TIEXEC" "$W/"
 	chmod -R a+rX "$W"
 }
 
@@ -139,7 +142,7 @@ GDB_SCRIPT='gdb -q -batch -ex "break main" -ex run -ex bt "$0" 2>&1 | grep -E "^
 		case $b in *::h) cmd="rbreak ^$b" ;; esac
 		for v in "$p" "$p-s"; do
 			echo "== $v"
-			LD_LIBRARY_PATH=$PWD gdb -nx -q -batch -x '"$ROOT/packaging/gdb/tiexec.py"' \
+			LD_LIBRARY_PATH=$PWD gdb -nx -q -batch -x ./tiexec.py \
 				-ex "set breakpoint pending on" -ex "$cmd" -ex run -ex "bt 1" --args "./$v" "$@" 2>&1 |
 				grep -E "Breakpoint 1, |^#0 |Cannot insert|Cannot access|exited with" |
 				sed -e "s/ ([^)]*)//g" -e "s/^Thread 1 \"[^\"]*\" hit /Thread 1 hit /"
@@ -148,7 +151,7 @@ GDB_SCRIPT='gdb -q -batch -ex "break main" -ex run -ex bt "$0" 2>&1 | grep -E "^
 	for who in root nobody; do
 		local t=$BATS_TEST_TMPDIR
 		status=0
-		TMPDIR=$W/tmp "$ROOT/scripts/binfmt-ns" --user "$who" --interpreter "$TIEXEC" --dir "$W" "$script" \
+		TMPDIR=$W/tmp "$ROOT/scripts/binfmt-ns" --user "$who" --interpreter "$W/tiexec" --dir "$W" "$script" \
 			_ "${cases[@]}" >"$t/ns.out" 2>"$t/ns.err" || status=$?
 		output=$(cat "$t/ns.out")
 		echo "$who: status $status"

@@ -340,9 +340,11 @@ tiexec-warm: '$D/perm/warm.conf': line 2: '$D/perm/bin/s' left out: '$D/perm/bin
 	chmod 755 "$tc"
 	mkdir "$tc/text"
 	mount -t tmpfs -o mode=0755,huge=always tmpfs "$tc/text"
+	# Readable by everyone, as a file must be to get an entry.
+	install -m 644 "$FIXTURES/libbl-lld.so" "$tc/lib.so"
 	run_t strace -f -qq -o "$D/unit/st2" env TIEXEC_CACHE="$tc/text" setpriv \
 		--bounding-set=-all,+dac_read_search,+sys_ptrace,+fowner --no-new-privs "$FIXTURES/mdwe" seccomp \
-		"$WARM" "$FIXTURES/libbl-lld.so"
+		"$WARM" "$tc/lib.so"
 	umount "$tc/text"
 	rm -rf "$tc"
 	echo "$output"

@@ -268,15 +268,19 @@ first_line() {
 	chmod 755 "$TC"
 	mkdir "$TC/text"
 	mount -t tmpfs -o mode=0755,huge=always tmpfs "$TC/text"
-	TIEXEC_CACHE=$TC/text "$BUILD/warm/tiexec-warm" "$FIXTURES/libbl-lld.so" >/dev/null
+	# Where everyone may read them, as a file must be to get an entry.
+	mkdir -m 755 "$TC/fx"
+	cp "$FIXTURES/bl-lld" "$FIXTURES/libbl-lld.so" "$TC/fx/"
+	chmod a+rX "$TC/fx"/*
+	TIEXEC_CACHE=$TC/text "$BUILD/warm/tiexec-warm" "$TC/fx/libbl-lld.so" >/dev/null
 	start_trace --json --loader "$LOADER"
-	sh -c 'echo $$; exec env TIEXEC_CACHE="$2" "$LOADER" "$1/bl-lld" loop 1' sh "$FIXTURES" "$TC/text" >"$O/c"
+	sh -c 'echo $$; exec env TIEXEC_CACHE="$2" "$LOADER" "$1/bl-lld" loop 1' sh "$TC/fx" "$TC/text" >"$O/c"
 	stop_trace INT
 	local line lib
 	line=$(events_of pid "$(first_line "$O/c")")
 	lib=$(libs_of "$line")
 	echo "$lib"
-	[ "$(field path "$lib")" = "$FIXTURES/libbl-lld.so" ]
+	[ "$(field path "$lib")" = "$TC/fx/libbl-lld.so" ]
 	[ "$(field used "$lib")" = cache ]
 	[ "$(field cache_bytes "$lib")" -eq $((14 << 20)) ]
 	[ "$(field thp_bytes "$lib")" -eq 0 ]

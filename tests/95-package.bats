@@ -243,12 +243,19 @@ stop_waiting() {
 	local cached=
 	if [ ! -e /run/tiexec/text ] && [ ! -d /run/systemd/system ] && [ -x "$FIXTURES/bl-lld" ]; then
 		cached=1
-		run env -u TIEXEC_CACHE /usr/bin/tiexec-warm "$FIXTURES/libbl-lld.so"
+		# Where everyone may read them, as a file must be to get an entry.
+		local fx
+		fx=$(mktemp -d /run/tiexec-pkg-fx.XXXXXX)
+		chmod 755 "$fx"
+		cp "$FIXTURES/bl-lld" "$FIXTURES/libbl-lld.so" "$fx/"
+		chmod a+rX "$fx"/*
+		run env -u TIEXEC_CACHE /usr/bin/tiexec-warm "$fx/libbl-lld.so"
 		echo "$output"
-		[ "$status" -eq 0 ]
-		[[ "$output" == *"in the text cache (made now"* ]]
+		[ "$status" -eq 0 ] || { rm -rf "$fx"; false; }
+		[[ "$output" == *"in the text cache (made now"* ]] || { rm -rf "$fx"; false; }
 		mountpoint -q /run/tiexec/text
-		run --separate-stderr env -u TIEXEC_CACHE TIEXEC_VERBOSE=1 /usr/bin/tiexec "$FIXTURES/bl-lld" loop 1000
+		run --separate-stderr env -u TIEXEC_CACHE TIEXEC_VERBOSE=1 /usr/bin/tiexec "$fx/bl-lld" loop 1000
+		rm -rf "$fx"
 		echo "$stderr"
 		[ "$status" -eq 0 ]
 		[[ "$stderr" == *"(file 0.0, cache 14.0, thp 0.0)"* ]]
