@@ -7,8 +7,6 @@
 #include "mark.h"
 #include "sys.h"
 
-#define TX_O_DIRECTORY 0200000
-#define TX_O_NOFOLLOW 0400000
 
 long traced_by(void)
 {
@@ -33,9 +31,16 @@ long traced_by(void)
 	return pid;
 }
 
-/* The program's bytes into out, the stamp's marker bit cleared: binfmt_misc
- * then leaves the copy to the kernel's own ELF loader. */
-static int copy_unstamped(int in, int out)
+/* The stamp's marker bit cleared in a copy of the ELF header's bytes from
+ * offset off: binfmt_misc then leaves the copy to the kernel's own loader. */
+static void clear_mark(unsigned char *b, uint64_t off, long n)
+{
+	if (off <= TIEXEC_MARK_BYTE && TIEXEC_MARK_BYTE < off + (uint64_t)n)
+		b[TIEXEC_MARK_BYTE - off] &= (unsigned char)~(TIEXEC_MARK_FLAG >> 16);
+}
+
+/* The copy by sendfile, the marker byte then rewritten in place. */
+static int copy_by_sendfile(int in, int out)
 {
 	uint64_t off = 0;
 	unsigned char mark;
@@ -49,8 +54,43 @@ static int copy_unstamped(int in, int out)
 	}
 	if (sys_pread(out, &mark, 1, TIEXEC_MARK_BYTE) != 1)
 		return -1;
-	mark &= (unsigned char)~(TIEXEC_MARK_FLAG >> 16);
+	clear_mark(&mark, TIEXEC_MARK_BYTE, 1);
 	return sys_pwrite(out, &mark, 1, TIEXEC_MARK_BYTE) == 1 ? 0 : -1;
+}
+
+/* The copy through a buffer, by read and write alone (from the start of
+ * in, at the start of out). */
+static int copy_by_read(int in, int out)
+{
+	static unsigned char b[65536];
+	uint64_t off = 0;
+
+	if (SC(__NR_lseek, in, 0, 0, 0, 0, 0) != 0 || SC(__NR_lseek, out, 0, 0, 0, 0, 0) != 0 ||
+	    SC(__NR_ftruncate, out, 0, 0, 0, 0, 0) != 0)
+		return -1;
+	for (;;) {
+		long n = sys_read(in, b, sizeof(b));
+		if (n == 0)
+			return 0;
+		if (n < 0)
+			return -1;
+		clear_mark(b, off, n);
+		for (long w = 0; w < n;) {
+			long k = sys_write(out, b + w, (size_t)(n - w));
+			if (k <= 0)
+				return -1;
+			w += k;
+		}
+		off += (uint64_t)n;
+	}
+}
+
+/* The program's bytes into out, unstamped.  Two ways, so that a seccomp
+ * filter refusing any one system call (the reason we may be here) leaves
+ * one of them. */
+static int copy_unstamped(int in, int out)
+{
+	return copy_by_sendfile(in, out) == 0 || copy_by_read(in, out) == 0 ? 0 : -1;
 }
 
 /* Our directory for copies, $TMPDIR/tiexec-aside-UID (else /tmp): made
@@ -78,7 +118,7 @@ static int aside_dir(char **envp)
 	memcpy(dir, m.b, m.n);
 	dir[m.n] = '\0';
 	SC(__NR_mkdirat, TX_AT_FDCWD, dir, 0700, 0, 0, 0);
-	int fd = (int)sys_openat(TX_AT_FDCWD, dir, O_RDONLY | O_CLOEXEC | TX_O_DIRECTORY | TX_O_NOFOLLOW, 0);
+	int fd = (int)sys_openat(TX_AT_FDCWD, dir, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return -1;
 	if (sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_UID | STATX_MODE, &st) < 0 || st.stx_uid != (uint32_t)uid ||
@@ -89,22 +129,26 @@ static int aside_dir(char **envp)
 	return fd;
 }
 
-/* The copy's name: the program's base name, inode, size and change time,
- * so that a rebuilt program gets a new copy and an unchanged one reuses
- * its own. */
-static void copy_name(struct msg *m, const char *name, const struct statx *st)
+/* The directory of one program's copy, KEY in the directory of copies:
+ * the program's inode, size and change time, so that a rebuilt program
+ * gets a new copy and an unchanged one reuses its own.  The copy inside
+ * has the program's own base name, which the kernel makes the process's
+ * name (comm, and a Go program's thread names).  Its descriptor, or -1. */
+static int key_dir(int dir, const struct statx *st)
 {
-	m->n = 0;
-	msg_str(m, tx_basename(name));
-	msg_str(m, ".");
-	msg_hex(m, st->stx_ino);
-	msg_str(m, ".");
-	msg_hex(m, st->stx_size);
-	msg_str(m, ".");
-	msg_hex(m, (uint64_t)st->stx_ctime.tv_sec);
-	msg_str(m, ".");
-	msg_hex(m, st->stx_ctime.tv_nsec);
-	m->b[m->n < sizeof(m->b) ? m->n : sizeof(m->b) - 1] = '\0';
+	struct msg k;
+
+	k.n = 0;
+	msg_hex(&k, st->stx_ino);
+	msg_str(&k, ".");
+	msg_hex(&k, st->stx_size);
+	msg_str(&k, ".");
+	msg_hex(&k, (uint64_t)st->stx_ctime.tv_sec);
+	msg_str(&k, ".");
+	msg_hex(&k, st->stx_ctime.tv_nsec);
+	k.b[k.n] = '\0';
+	SC(__NR_mkdirat, dir, k.b, 0700, 0, 0, 0);
+	return (int)sys_openat(dir, k.b, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW, 0);
 }
 
 /* An unstamped copy with a path of its own (a debugger loads the symbols
@@ -113,39 +157,44 @@ static void copy_name(struct msg *m, const char *name, const struct statx *st)
 static void exec_file_copy(int fd, const char *name, char **argv, char **envp)
 {
 	struct statx st, cst;
-	struct msg final, tmp;
-	int dir = aside_dir(envp);
+	struct msg tmp;
+	const char *base = tx_basename(name);
+	int top = aside_dir(envp), dir = -1;
 
-	if (dir < 0 || sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_CTIME, &st) < 0)
+	if (top < 0 || sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_CTIME, &st) < 0)
 		goto out;
-	copy_name(&final, name, &st);
-	int c = (int)sys_openat(dir, final.b, O_RDONLY | O_CLOEXEC | TX_O_NOFOLLOW, 0);
+	dir = key_dir(top, &st);
+	if (dir < 0 || !*base || strlen(base) > 200)
+		goto out;
+	int c = (int)sys_openat(dir, base, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
 	if (c >= 0) {
 		int same = sys_statx(c, "", TX_AT_EMPTY_PATH, STATX_SIZE | STATX_TYPE, &cst) == 0 &&
 			   (cst.stx_mode & S_IFMT) == S_IFREG && cst.stx_size == st.stx_size;
 		sys_close(c);
 		if (same)
-			SC(__NR_execveat, dir, final.b, argv, envp, 0, 0);
+			SC(__NR_execveat, dir, base, argv, envp, 0, 0);
 	}
-	tmp = final;
-	tmp.n = strlen(tmp.b);
+	tmp.n = 0;
+	msg_str(&tmp, base);
 	msg_str(&tmp, ".new.");
 	msg_u64(&tmp, (uint64_t)SC(__NR_getpid, 0, 0, 0, 0, 0, 0));
-	tmp.b[tmp.n < sizeof(tmp.b) ? tmp.n : sizeof(tmp.b) - 1] = '\0';
-	c = (int)sys_openat(dir, tmp.b, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | TX_O_NOFOLLOW, 0700);
+	tmp.b[tmp.n] = '\0';
+	c = (int)sys_openat(dir, tmp.b, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0700);
 	if (c < 0)
 		goto out;
 	int ok = copy_unstamped(fd, c) == 0;
 	sys_close(c);
-	if (ok && SC(__NR_renameat, dir, tmp.b, dir, final.b, 0, 0) == 0) {
-		SC(__NR_execveat, dir, final.b, argv, envp, 0, 0);
-		SC(__NR_unlinkat, dir, final.b, 0, 0, 0, 0);
+	if (ok && SC(__NR_renameat2, dir, tmp.b, dir, base, 0, 0) == 0) {
+		SC(__NR_execveat, dir, base, argv, envp, 0, 0);
+		SC(__NR_unlinkat, dir, base, 0, 0, 0, 0);
 	} else {
 		SC(__NR_unlinkat, dir, tmp.b, 0, 0, 0, 0);
 	}
 out:
 	if (dir >= 0)
 		sys_close(dir);
+	if (top >= 0)
+		sys_close(top);
 }
 
 /* Failing that (no writable temporary directory, mounted noexec): a memfd.
@@ -164,11 +213,24 @@ static void exec_memfd_copy(int fd, const char *name, char **argv, char **envp)
 	sys_close((int)copy);
 }
 
+/* fd made close-on-exec: by fcntl, or (a filter refusing fcntl) by
+ * putting a close-on-exec duplicate in its place. */
+static void cloexec(int fd)
+{
+	if (sys_fcntl(fd, TX_F_SETFD, TX_FD_CLOEXEC) == 0)
+		return;
+	long d = SC(__NR_dup, fd, 0, 0, 0, 0, 0);
+	if (d >= 0) {
+		SC(__NR_dup3, d, fd, O_CLOEXEC, 0, 0, 0);
+		sys_close((int)d);
+	}
+}
+
 void step_aside(int fd, const char *name, char **argv, char **envp)
 {
 	/* binfmt_misc's descriptor is not close-on-exec: the program must not
 	 * inherit it. */
-	sys_fcntl(fd, TX_F_SETFD, TX_FD_CLOEXEC);
+	cloexec(fd);
 	exec_file_copy(fd, name, argv, envp);
 	exec_memfd_copy(fd, name, argv, envp);
 }

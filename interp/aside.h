@@ -9,10 +9,17 @@
  * plain exec of the program instead: a copy with the stamp's marker bit
  * cleared (so binfmt_misc does not send it back), executed by the kernel.
  * The program then runs exactly as a direct exec would, on 4 KiB pages.
- * The copy is a file, $TMPDIR/tiexec-aside-UID/NAME.INODE.SIZE.CTIME (a
+ * The copy is a file, $TMPDIR/tiexec-aside-UID/INODE.SIZE.CTIME/NAME (a
  * directory of mode 0700, made once; a copy is reused while the program
- * is unchanged), because a debugger loads the symbols of the file
- * /proc/PID/exe names; where that cannot be had, a memfd. */
+ * is unchanged; NAME is the program's, so the process's name is too),
+ * because a debugger loads the symbols of the file /proc/PID/exe names;
+ * where that cannot be had, a memfd.
+ *
+ * The same step is taken where a seccomp filter refuses a system call
+ * tiexec needs on a binfmt_misc start (launch.c), where a plain execve of
+ * the program would come back to tiexec.  The copy is then made by one of
+ * two routes that share no system call but open and execveat, so that any
+ * one refused leaves the other. */
 #pragma once
 
 /* The tracer's PID, or 0 when not traced (or /proc cannot tell). */

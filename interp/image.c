@@ -407,6 +407,8 @@ long image_open_exec(const char *path, struct statx *st)
 		e = (st->stx_mode & S_IFMT) == S_IFDIR ? -EISDIR : -EACCES;
 	if (e == 0)
 		e = SC(__NR_fcntl, fd, F_SETFL, 0, 0, 0, 0); /* blocking again */
+	if (e == -EPERM || e == -ENOSYS)
+		e = 0; /* fcntl refused by a filter: no matter for a regular file */
 	if (e < 0) {
 		sys_close((int)fd);
 		return e;
@@ -435,6 +437,7 @@ void image_open_interp(const struct image *prog, struct image *interp)
 		image_interp_path(prog, interp);
 	interp->fd = (int)image_open_exec(interp->path, &interp->st);
 	if (interp->fd < 0) {
+		report_refusal(interp->fd);
 		msg_head(&m, prog->path);
 		msg_str(&m, "interpreter '");
 		msg_str(&m, interp->path);

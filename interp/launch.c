@@ -173,6 +173,52 @@ static void settings_from_env(struct exec *ex)
 	ex->ld_audit = env_get(ex->s.envp, "LD_AUDIT") != NULL;
 }
 
+/* From here a system call of ours that a filter refuses leads to fn(ex)
+ * instead of an error (report_on_refused).  prctl, which sets the
+ * program's name and command line at the end, is tried now: refused, it
+ * would leave them ours. */
+static void on_refused(struct exec *ex, void (*fn)(void *))
+{
+	char name[16];
+
+	report_on_refused(fn, ex);
+	long e = sys_prctl(PR_GET_NAME, (uint64_t)(uintptr_t)name, 0, 0, 0);
+	if (e == -EPERM || e == -ENOSYS)
+		fn(ex);
+}
+
+/* A system call of ours refused (EPERM, ENOSYS) by a seccomp filter or a
+ * sandbox before anything of the program ran: the program runs by a plain
+ * execve, as a direct exec would (the kernel's own exec is not subject to
+ * the filter).  Not for a start through binfmt_misc: there execve would
+ * come back to us. */
+static void refused_run_plainly(void *arg)
+{
+	struct exec *ex = arg;
+
+	verbose_note(ex->path, "a system call was refused (a seccomp filter?): running it directly");
+	fds_restore(&ex->fds);
+	exec_plain(ex->path, ex->s.argv + ex->first, ex->s.envp, "refused");
+}
+
+/* The same through binfmt_misc, or a re-exec of tiexec, where a plain
+ * execve would come back to us: the program runs from an unstamped copy
+ * (aside.h), executed by the kernel as a direct exec would be, on 4 KiB
+ * pages; its /proc/self/exe and AT_EXECFN name the copy.  Returns when
+ * no copy could be made (the refusal is then reported). */
+static void refused_step_aside(void *arg)
+{
+	struct exec *ex = arg;
+
+	if (ex->prog.fd < 0)
+		return;
+	verbose_note(ex->path, "a system call was refused (a seccomp filter?): running it from an unstamped "
+			       "copy, as a direct exec would");
+	fds_restore(&ex->fds);
+	step_aside(ex->prog.fd, ex->path, ex->s.argv + ex->first, ex->s.envp);
+	fds_raise(&ex->fds);
+}
+
 /* Without flag C binfmt_misc runs us with the caller's credentials: a
  * set-user-ID program would run unprivileged.  Whether the open program is
  * one the kernel would run with more privileges. */
@@ -218,8 +264,9 @@ static void from_binfmt(struct exec *ex)
 	}
 	ex->execfn = ex->aux[AT_EXECFN] ? execfn_of(ex) : ex->path;
 	ex->prog.path = ex->path;
-	if (has_fd && !ex->reexec) {
-		ex->prog.fd = (int)ex->aux[AT_EXECFD];
+	ex->prog.fd = has_fd && !ex->reexec ? (int)ex->aux[AT_EXECFD] : -1;
+	on_refused(ex, refused_step_aside);
+	if (ex->prog.fd >= 0) {
 		long e = image_stat(ex->prog.fd, &ex->prog.st);
 		if (e < 0)
 			die_errno(ex->path, NULL, e);
@@ -274,20 +321,6 @@ static void answer_and_exit(const struct opts *cli)
 	sys_exit(0);
 }
 
-/* A system call of ours refused (EPERM, ENOSYS) by a seccomp filter or a
- * sandbox before anything of the program ran: the program runs by a plain
- * execve, as a direct exec would (the kernel's own exec is not subject to
- * the filter).  Not for a start through binfmt_misc: there execve would
- * come back to us. */
-static void refused_run_plainly(void *arg)
-{
-	struct exec *ex = arg;
-
-	verbose_note(ex->path, "a system call was refused (a seccomp filter?): running it directly");
-	fds_restore(&ex->fds);
-	exec_plain(ex->path, ex->s.argv + ex->first, ex->s.envp, "refused");
-}
-
 /* `tiexec [OPTIONS] PROG ARGS`: options, PATH lookup, and the checks a
  * direct execve makes before it opens the file. */
 static void from_command_line(struct exec *ex)
@@ -314,13 +347,7 @@ static void from_command_line(struct exec *ex)
 		path = ex->path_buf;
 	}
 	ex->path = ex->execfn = ex->prog.path = path;
-	report_on_refused(refused_run_plainly, ex);
-	/* prctl sets the program's name and command line at the end: one a
-	 * filter refuses would leave them ours. */
-	char name[16];
-	long pe = sys_prctl(PR_GET_NAME, (uint64_t)(uintptr_t)name, 0, 0, 0);
-	if (pe == -EPERM || pe == -ENOSYS)
-		refused_run_plainly(ex);
+	on_refused(ex, refused_run_plainly);
 	long fd = image_open_exec(path, &ex->prog.st);
 	if (fd == -EACCES && sys_faccessat(TX_AT_FDCWD, path, X_OK) == 0) {
 		verbose_note(path, "not readable (execute-only): running it directly");

@@ -66,6 +66,7 @@ static int load_images(struct exec *ex, int remap)
 	if (tight) {
 		image_interp_path(prog, interp);
 		sys_close(prog->fd);
+		prog->fd = -1;
 		image_open_interp(prog, interp);
 	}
 	if (has_interp) {

@@ -77,15 +77,20 @@ void report_on_refused(void (*fn)(void *), void *arg)
 	refused.arg = arg;
 }
 
-__attribute__((noreturn)) void die_errno(const char *path, const char *what, long err)
+void report_refusal(long err)
 {
-	int status = (err == -ENOENT || err == -ENOTDIR) ? 127 : 126;
-
 	if ((err == -EPERM || err == -ENOSYS) && refused.fn) {
 		void (*fn)(void *) = refused.fn;
 		refused.fn = 0; /* once: its own failure is reported */
 		fn(refused.arg);
 	}
+}
+
+__attribute__((noreturn)) void die_errno(const char *path, const char *what, long err)
+{
+	int status = (err == -ENOENT || err == -ENOTDIR) ? 127 : 126;
+
+	report_refusal(err);
 
 	if (what)
 		die(path, what, tx_strerror(-err), status);

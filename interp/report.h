@@ -29,6 +29,9 @@ __attribute__((noreturn)) void die_errno(const char *path, const char *what, lon
  * nothing of the program's has run yet, and takes it back (NULL) when that
  * stops being true.  fn does not return unless it failed. */
 void report_on_refused(void (*fn)(void *), void *arg);
+/* Where an error is reported other than by die_errno: err (negative) goes
+ * to that function first if it is EPERM or ENOSYS. */
+void report_refusal(long err);
 /* m, built by the caller, and exit with status. */
 __attribute__((noreturn)) void die_msg(struct msg *m, int status);
 /* "tiexec: what: why (see tiexec --help)", exit 125. */

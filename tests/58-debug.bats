@@ -96,11 +96,13 @@ GDB_SCRIPT='gdb -q -batch -ex "break main" -ex run -ex bt "$0" 2>&1 | grep -E "^
 	mv hello-s.new hello-s
 	in_ns root 'strace -f -o /dev/null ./hello-s; ls tmp/tiexec-aside-0 | wc -l'
 	same $'hello\n2' "$output"
-	# The copy is unstamped, otherwise the file.
+	# The copy is unstamped, otherwise the file, and has the program's
+	# name (the kernel makes it the process's name, comm).
 	local c
 	c=$(ls -t "$W/tmp/tiexec-aside-0/" | head -1)
-	run "$BUILD/stamp/tiexec-stamp" --check "$W/tmp/tiexec-aside-0/$c"
+	run "$BUILD/stamp/tiexec-stamp" --check "$W/tmp/tiexec-aside-0/$c/hello-s"
 	[[ "$output" == *"not stamped"* ]]
+	cmp <(tail -c +100 hello-s) <(tail -c +100 "$W/tmp/tiexec-aside-0/$c/hello-s")
 }
 
 @test "gcore of copied text: unreadable by default (MADV_DONTDUMP), whole with 'set dump-excluded-mappings on'" {
