@@ -7,6 +7,8 @@
 #include "mark.h"
 #include "sys.h"
 
+#define DIR_MAX 512 /* the directory of copies' path, NUL included */
+
 
 long traced_by(void)
 {
@@ -96,9 +98,8 @@ static int copy_unstamped(int in, int out)
 /* Our directory for copies, $TMPDIR/tiexec-aside-UID (else /tmp): made
  * mode 0700, and used only if it is a directory of ours that nobody else
  * can write.  Its descriptor, or -1. */
-static int aside_dir(char **envp)
+static int aside_dir(char **envp, char dir[DIR_MAX])
 {
-	static char dir[512];
 	const char *tmp = "/tmp";
 	struct msg m;
 	struct statx st;
@@ -113,7 +114,7 @@ static int aside_dir(char **envp)
 	msg_str(&m, tmp);
 	msg_str(&m, "/tiexec-aside-");
 	msg_u64(&m, (uint64_t)uid);
-	if (m.n >= sizeof(dir))
+	if (m.n >= DIR_MAX)
 		return -1;
 	memcpy(dir, m.b, m.n);
 	dir[m.n] = '\0';
@@ -129,6 +130,17 @@ static int aside_dir(char **envp)
 	return fd;
 }
 
+static void key_name(struct msg *m, const struct statx *st)
+{
+	msg_hex(m, st->stx_ino);
+	msg_str(m, ".");
+	msg_hex(m, st->stx_size);
+	msg_str(m, ".");
+	msg_hex(m, (uint64_t)st->stx_ctime.tv_sec);
+	msg_str(m, ".");
+	msg_hex(m, st->stx_ctime.tv_nsec);
+}
+
 /* The directory of one program's copy, KEY in the directory of copies:
  * the program's inode, size and change time, so that a rebuilt program
  * gets a new copy and an unchanged one reuses its own.  The copy inside
@@ -139,62 +151,72 @@ static int key_dir(int dir, const struct statx *st)
 	struct msg k;
 
 	k.n = 0;
-	msg_hex(&k, st->stx_ino);
-	msg_str(&k, ".");
-	msg_hex(&k, st->stx_size);
-	msg_str(&k, ".");
-	msg_hex(&k, (uint64_t)st->stx_ctime.tv_sec);
-	msg_str(&k, ".");
-	msg_hex(&k, st->stx_ctime.tv_nsec);
+	key_name(&k, st);
 	k.b[k.n] = '\0';
 	SC(__NR_mkdirat, dir, k.b, 0700, 0, 0, 0);
 	return (int)sys_openat(dir, k.b, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW, 0);
 }
 
-/* An unstamped copy with a path of its own (a debugger loads the symbols
- * of the file /proc/PID/exe names), made once and reused; executed by
- * that path.  Returns only on failure. */
-static void exec_file_copy(int fd, const char *name, char **argv, char **envp)
+/* The unstamped copy with a path of its own (a debugger loads the symbols
+ * of the file /proc/PID/exe names), made once and reused: the descriptor
+ * of its directory, its name there in *base; or -1.  The directory's path
+ * is left in top_path. */
+static int file_copy(int fd, const char *name, char **envp, const char **base, char *top_path)
 {
 	struct statx st, cst;
 	struct msg tmp;
-	const char *base = tx_basename(name);
-	int top = aside_dir(envp), dir = -1;
+	int top = aside_dir(envp, top_path), dir = -1;
 
+	*base = tx_basename(name);
 	if (top < 0 || sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_CTIME, &st) < 0)
-		goto out;
+		goto fail;
 	dir = key_dir(top, &st);
-	if (dir < 0 || !*base || strlen(base) > 200)
-		goto out;
-	int c = (int)sys_openat(dir, base, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
+	if (dir < 0 || !**base || strlen(*base) > 200)
+		goto fail;
+	int c = (int)sys_openat(dir, *base, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
 	if (c >= 0) {
 		int same = sys_statx(c, "", TX_AT_EMPTY_PATH, STATX_SIZE | STATX_TYPE, &cst) == 0 &&
 			   (cst.stx_mode & S_IFMT) == S_IFREG && cst.stx_size == st.stx_size;
 		sys_close(c);
 		if (same)
-			SC(__NR_execveat, dir, base, argv, envp, 0, 0);
+			goto done;
 	}
 	tmp.n = 0;
-	msg_str(&tmp, base);
+	msg_str(&tmp, *base);
 	msg_str(&tmp, ".new.");
 	msg_u64(&tmp, (uint64_t)SC(__NR_getpid, 0, 0, 0, 0, 0, 0));
 	tmp.b[tmp.n] = '\0';
 	c = (int)sys_openat(dir, tmp.b, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0700);
 	if (c < 0)
-		goto out;
+		goto fail;
 	int ok = copy_unstamped(fd, c) == 0;
 	sys_close(c);
-	if (ok && SC(__NR_renameat2, dir, tmp.b, dir, base, 0, 0) == 0) {
-		SC(__NR_execveat, dir, base, argv, envp, 0, 0);
-		SC(__NR_unlinkat, dir, base, 0, 0, 0, 0);
-	} else {
+	if (!ok || SC(__NR_renameat2, dir, tmp.b, dir, *base, 0, 0) != 0) {
 		SC(__NR_unlinkat, dir, tmp.b, 0, 0, 0, 0);
+		goto fail;
 	}
-out:
+done:
+	sys_close(top);
+	return dir;
+fail:
 	if (dir >= 0)
 		sys_close(dir);
 	if (top >= 0)
 		sys_close(top);
+	return -1;
+}
+
+/* The file copy executed by its path.  Returns only on failure. */
+static void exec_file_copy(int fd, const char *name, char **argv, char **envp)
+{
+	static char top_path[DIR_MAX];
+	const char *base;
+	int dir = file_copy(fd, name, envp, &base, top_path);
+
+	if (dir < 0)
+		return;
+	SC(__NR_execveat, dir, base, argv, envp, 0, 0);
+	sys_close(dir);
 }
 
 /* Failing that (no writable temporary directory, mounted noexec): a memfd.
@@ -233,4 +255,26 @@ void step_aside(int fd, const char *name, char **argv, char **envp)
 	cloexec(fd);
 	exec_file_copy(fd, name, argv, envp);
 	exec_memfd_copy(fd, name, argv, envp);
+}
+
+long aside_copy_path(int fd, const char *name, char **envp, struct msg *path)
+{
+	static char top_path[DIR_MAX];
+	const char *base;
+	struct statx st;
+	int dir = file_copy(fd, name, envp, &base, top_path);
+
+	if (dir < 0)
+		return -1;
+	long e = sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_CTIME, &st);
+	sys_close(dir);
+	if (e < 0)
+		return e;
+	path->n = 0;
+	msg_str(path, top_path);
+	msg_str(path, "/");
+	key_name(path, &st);
+	msg_str(path, "/");
+	msg_str(path, base);
+	return 0;
 }

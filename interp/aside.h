@@ -22,9 +22,16 @@
  * one refused leaves the other. */
 #pragma once
 
+#include "rt.h"
+
 /* The tracer's PID, or 0 when not traced (or /proc cannot tell). */
 long traced_by(void);
 
 /* The copy of the program open at fd, executed with argv and envp; returns
  * only if that could not be done (then the caller loads it as usual). */
 void step_aside(int fd, const char *name, char **argv, char **envp);
+
+/* The file copy of the program open at fd (made if need be), its path in
+ * path: `tiexec --aside-copy`, for gdb's support of static PIEs
+ * (packaging/gdb/tiexec.py).  0, or -1 when it cannot be had. */
+long aside_copy_path(int fd, const char *name, char **envp, struct msg *path);

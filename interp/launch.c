@@ -91,6 +91,7 @@ static void usage(void)
 		"      --libs, --no-libs  shared libraries' text too (the default), or not\n"
 		"      --step-aside       run PROG as a direct exec would (a stamped program\n"
 		"                         from an unstamped copy): gdb's exec-wrapper\n"
+		"      --aside-copy       print the path of that copy of PROG (made if need be)\n"
 		"  -h, --help             this text\n"
 		"      --version          print the version\n"
 		"\n"
@@ -309,6 +310,21 @@ static void step_aside_wrapper(struct exec *ex)
 	exec_plain(ex->path, argv, ex->s.envp, "step-aside");
 }
 
+/* --aside-copy: gdb's support for a static PIE (packaging/gdb/tiexec.py),
+ * which loads the copy as its program.  gdb checks a PIE's program headers
+ * in memory against its file's before it relocates the symbols, and a
+ * stamped file's differ from the copy's by the marker bit. */
+static void print_aside_copy(struct exec *ex)
+{
+	struct msg m;
+
+	if (aside_copy_path(ex->prog.fd, ex->path, ex->s.envp, &m) < 0)
+		die(ex->path, "no unstamped copy can be made (is $TMPDIR, or /tmp, writable?)", NULL, 126);
+	m.b[m.n++] = '\n';
+	sys_write(1, m.b, m.n);
+	sys_exit(0);
+}
+
 /* --help and --version, which end here. */
 static void answer_and_exit(const struct opts *cli)
 {
@@ -370,6 +386,8 @@ static void from_command_line(struct exec *ex)
 	}
 	if (ex->cli_o.step_aside)
 		step_aside_wrapper(ex);
+	if (ex->cli_o.aside_copy)
+		print_aside_copy(ex);
 }
 
 void launch_stage(struct exec *ex, uint64_t *sp)

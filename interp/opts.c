@@ -29,6 +29,7 @@ void opts_default(struct opts *o)
 	o->min_text = TX_HUGE;
 	o->help = o->version = 0;
 	o->step_aside = 0;
+	o->aside_copy = 0;
 	o->set = 0;
 }
 
@@ -228,6 +229,8 @@ int opts_argv(struct opts *o, int argc, char **argv, const char **bad, const cha
 			o->version = 1;
 		} else if (tx_streq(a, "--step-aside")) {
 			o->step_aside = 1;
+		} else if (tx_streq(a, "--aside-copy")) {
+			o->aside_copy = 1;
 		} else if ((v = option_value(a, "--strategy", argc, argv, &i, why))) {
 			if (opts_strategy(v, &o->strategy)) {
 				*why = "must be auto, file, thp, hugetlb or off";

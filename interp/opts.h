@@ -18,6 +18,7 @@ struct opts {
 	uint64_t min_text;
 	int help, version;
 	int step_aside; /* --step-aside: a debugger's exec-wrapper (launch.c) */
+	int aside_copy; /* --aside-copy: print the path of that copy (launch.c) */
 	unsigned set; /* OPT_* bits: which of the fields above this source set */
 };
 

@@ -19,10 +19,10 @@ setup_file() {
 	# under the rule): programs of every kind, each unstamped (the direct
 	# reference) and stamped (-s).
 	local f
-	for f in bigtext-pie bigtext-nopie bigtext-static perfhot-lib libperfhot.so go-static rust-pie; do
+	for f in bigtext-pie bigtext-nopie bigtext-static probe-static-pie perfhot-lib libperfhot.so go-static rust-pie; do
 		[ -e "$FIXTURES/$f" ] && cp "$FIXTURES/$f" "$W/"
 	done
-	for f in bigtext-pie bigtext-nopie bigtext-static perfhot-lib go-static rust-pie; do
+	for f in bigtext-pie bigtext-nopie bigtext-static probe-static-pie perfhot-lib go-static rust-pie; do
 		[ -e "$W/$f" ] && cp "$W/$f" "$W/$f-s" && "$BUILD/stamp/tiexec-stamp" --min-text=0 "$W/$f-s" >/dev/null 2>&1
 	done
 	# Where uid 65534 can read and run them (the build directory may be
@@ -126,15 +126,15 @@ GDB_SCRIPT='gdb -q -batch -ex "break main" -ex run -ex bt "$0" 2>&1 | grep -E "^
 	[[ "$output" != *"Cannot access memory"* ]]
 }
 
-# The far end of a 64 MiB text (PIE, fixed-address, static), a library's
-# function, Go's main.main and Rust's main: `gdb PROG`, `break X`, `run`
+# The far end of a 64 MiB text (PIE, fixed-address, static), a static
+# PIE's main, a library's function, Go's main.main and Rust's main: `gdb PROG`, `break X`, `run`
 # stops there as directly, with packaging/gdb/tiexec.py (what the packages
 # install in /etc/gdb/gdbinit.d), as root and as uid 65534.  Without it,
 # every breakpoint outside tiexec's image fails to insert.
-@test "gdb PROG, break X far from tiexec, run: stops at X as directly (PIE, fixed, static, library, Go, Rust)" {
+@test "gdb PROG, break X far from tiexec, run: stops at X as directly (PIE, fixed, static, static PIE, library, Go, Rust)" {
 	command -v gdb >/dev/null || skip_unsupported "gdb is not installed"
 	local cases=("bigtext-pie tx_text_last loop 100000" "bigtext-nopie tx_text_last loop 100000"
-		"bigtext-static tx_text_last loop 100000" "perfhot-lib perfhot_spin 1")
+		"bigtext-static tx_text_last loop 100000" "probe-static-pie main" "perfhot-lib perfhot_spin 1")
 	[ -e "$W/go-static" ] && cases+=("go-static main.main")
 	# No debug information: Rust's main by its symbol (rbreak, hash and all).
 	[ -e "$W/rust-pie" ] && cases+=("rust-pie rusty::main::h")

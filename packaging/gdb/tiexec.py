@@ -19,10 +19,18 @@
 #   exec-wrapper instead (`tiexec --step-aside`): it steps aside in the
 #   wrapper's exec, which gdb expects, so the program's exec is the copy's.
 #
+# - a static PIE: gdb relocates it only if the program headers in memory
+#   match its file's, and the copy's differ from the stamped file's by the
+#   marker bit, so gdb could not relocate its symbols by either route;
+#   gdb loads the copy as its program instead (`tiexec --aside-copy`), the
+#   same program unstamped, which the kernel runs as a plain exec.  argv[0]
+#   and /proc/PID/exe then name the copy.
+#
 # Nothing changes for other programs, or without the rule.  A session that
 # sets its own exec-wrapper, or defines hook-run or hook-start, replaces
 # this.
 import struct
+import subprocess
 
 import gdb
 
@@ -66,7 +74,28 @@ def _kind(path):
     if e_phoff != 64 or e_phentsize < 56 or not ph or not (ph[MARK_BYTE - 64] & MARK_BIT):
         return None
     types = [struct.unpack_from("<I", ph, i * e_phentsize)[0] for i in range(len(ph) // e_phentsize)]
-    return "static" if e_type == ET_EXEC and PT_INTERP not in types else "dynamic"
+    if PT_INTERP in types:
+        return "dynamic"
+    return "static" if e_type == ET_EXEC else "static-pie"
+
+
+def _load_copy(interp, prog):
+    """gdb's program becomes tiexec's unstamped copy of prog."""
+    try:
+        out = subprocess.run([interp, "--aside-copy", prog], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return
+    copy = out.stdout.strip()
+    if out.returncode != 0 or not copy:
+        gdb.write(out.stderr)
+        return
+    gdb.write("tiexec: a stamped static PIE: debugging its unstamped copy %s\n" % copy)
+    confirm = gdb.parameter("confirm")
+    gdb.execute("set confirm off", to_string=True)
+    try:
+        gdb.execute("file " + copy, to_string=True)
+    finally:
+        gdb.execute("set confirm %s" % ("on" if confirm else "off"), to_string=True)
 
 
 def tiexec_before_run():
@@ -81,6 +110,9 @@ def tiexec_before_run():
         if gdb.parameter("exec-wrapper") in (None, ""):
             gdb.execute("set exec-wrapper %s --step-aside" % interp, to_string=True)
             _wrapper_set = True
+        return
+    if kind == "static-pie":
+        _load_copy(interp, prog)
         return
     if kind != "dynamic":
         return
