@@ -10,18 +10,20 @@ bats_require_minimum_version 1.5.0
 load test_helper
 
 MANIFEST=$ROOT/packaging/kubernetes/tiexec.yaml
+UNINSTALL=$ROOT/packaging/kubernetes/tiexec-uninstall.yaml
 RUN_FLAGS=$PODMAN_RUN_FLAGS
 IMAGE=localhost/tiexec-test-k8s:$RUN_ID
 
 setup_file() {
 	command -v podman >/dev/null && [ "$(id -u)" = 0 ] || return 0
-	TIEXEC_BUILD=$BUILD "$ROOT/scripts/image" --tag "$IMAGE" >"$BATS_FILE_TMPDIR/build.log" 2>&1 ||
+	TIEXEC_BUILD=$BUILD "$ROOT/scripts/image" --tag "$IMAGE" --push "oci:$BATS_FILE_TMPDIR/oci:tiexec" \
+		>"$BATS_FILE_TMPDIR/build.log" 2>&1 ||
 		echo failed >>"$BATS_FILE_TMPDIR/build.log"
 }
 
 teardown_file() {
 	command -v podman >/dev/null || return 0
-	$PODMAN rm -f "tiexec-warm-$RUN_ID" >/dev/null 2>&1 || true
+	$PODMAN rm -f "tiexec-warm-$RUN_ID" "tiexec-idle-$RUN_ID" >/dev/null 2>&1 || true
 	$PODMAN rmi -f "$IMAGE" >/dev/null 2>&1 || true
 }
 
@@ -46,12 +48,15 @@ args_of() {
 }
 
 @test "the manifests validate offline; a broken copy does not" {
-	run timeout 300 "$ROOT/scripts/k8s-validate" "$MANIFEST"
+	run timeout 300 "$ROOT/scripts/k8s-validate" "$MANIFEST" "$UNINSTALL"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	same "Namespace -/tiexec ok
+PriorityClass -/tiexec-node ok
 ConfigMap tiexec/tiexec-warm ok
-DaemonSet tiexec/tiexec ok" "$output"
+DaemonSet tiexec/tiexec ok
+Namespace -/tiexec-uninstall ok
+DaemonSet tiexec-uninstall/tiexec-uninstall ok" "$output"
 	sed 's/args: \["install"\]/args: "install"/' "$MANIFEST" >"$T/bad.yaml"
 	sed 's/^      containers:$/      containerz:/' "$MANIFEST" >"$T/bad2.yaml"
 	run timeout 300 "$ROOT/scripts/k8s-validate" "$T/bad.yaml" "$T/bad2.yaml"
@@ -61,20 +66,25 @@ DaemonSet tiexec/tiexec ok" "$output"
 	grep -q "^$T/bad2.yaml: DaemonSet tiexec/tiexec: .*must have required property containers" <<<"$output"
 }
 
-# field NAME EXPR: the JavaScript expression EXPR of the manifest's
-# container (or init container) NAME, `c`, as JSON.
+# field NAME EXPR [FILE]: the JavaScript expression EXPR of the manifest's
+# (or FILE's) container (or init container) NAME, `c`, as JSON; NAME "-":
+# of the DaemonSet's pod spec, `c`; NAME "*": of all of FILE's documents,
+# `c` (an array).
 field() {
 	(cd "$ROOT/build/k8s-validate" && NODE_PATH=$PWD/node_modules node --input-type=module -e '
 		import { readFileSync } from "node:fs";
 		import { parseAllDocuments } from "yaml";
-		for (const d of parseAllDocuments(readFileSync(process.argv[1], "utf8"))) {
-			const o = d.toJS();
-			if (o?.kind !== "DaemonSet") continue;
+		const docs = parseAllDocuments(readFileSync(process.argv[1], "utf8")).map(d => d.toJS());
+		const show = c => console.log(JSON.stringify(new Function("c", "return " + process.argv[3])(c)));
+		if (process.argv[2] === "*") show(docs);
+		for (const o of docs) {
+			if (o?.kind !== "DaemonSet" || process.argv[2] === "*") continue;
 			const s = o.spec.template.spec;
+			if (process.argv[2] === "-") show(s);
 			for (const c of [...(s.initContainers ?? []), ...s.containers])
 				if (c.name === process.argv[2])
-					console.log(JSON.stringify(new Function("c", "return " + process.argv[3])(c)));
-		}' "$MANIFEST" "$1" "$2")
+					show(c);
+		}' "${3:-$MANIFEST}" "$1" "$2")
 }
 
 @test "only the init container is privileged: warm drops ALL, adds the unit's three, RuntimeDefault seccomp" {
@@ -93,7 +103,32 @@ field() {
 	[ "$(field install "$prop")" = '"Bidirectional"' ]
 	[ "$(field warm "$prop")" = '"HostToContainer"' ]
 	[[ "$(field install 'c.env.find(e => e.name === "TIEXEC_CACHE_SIZE").value')" =~ ^\"[0-9]+[kmg%]\"$ ]]
-	[ "$(field warm 'c.readinessProbe.exec.command[0]')" = '"bash"' ]
+	[ "$(field warm 'c.readinessProbe.exec.command')" = '["/entrypoint","ready"]' ]
+}
+
+@test "the DaemonSet: amd64 nodes, its own priority, no blanket toleration, probes, hostPID, /opt optional" {
+	timeout 300 "$ROOT/scripts/k8s-validate" "$MANIFEST" >/dev/null
+	[ "$(field - 'c.nodeSelector')" = '{"kubernetes.io/os":"linux","kubernetes.io/arch":"amd64"}' ]
+	[ "$(field - 'c.nodeSelector' "$UNINSTALL")" = "$(field - 'c.nodeSelector')" ]
+	# A priority class of its own, defined in the manifest, below the
+	# system's (2000000000 and above).
+	[ "$(field - 'c.priorityClassName')" = '"tiexec-node"' ]
+	[ "$(field '*' 'c.find(o => o?.kind === "PriorityClass" && o.metadata.name === "tiexec-node").value < 2000000000')" = true ]
+	# Taints are not all tolerated (the control plane's are not).
+	[ "$(field - 'c.tolerations ?? []')" = '[]' ]
+	[ "$(field warm 'c.livenessProbe.exec.command')" = '["/entrypoint","live"]' ]
+	# The trust rule's check of shared writable mappings sees the node's
+	# processes; so do the metrics.
+	[ "$(field - 'c.hostPID')" = true ]
+	[ "$(field - 'c.volumes.find(v => v.name === "programs").hostPath.type')" = '"DirectoryOrCreate"' ]
+	[ "$(field warm 'c.env.find(e => e.name === "TIEXEC_TEXTFILE_DIR").value')" = '"/textfile"' ]
+	# The uninstall DaemonSet: uninstall, privileged, then idle with nothing.
+	[ "$(field uninstall 'c.args' "$UNINSTALL")" = '["uninstall"]' ]
+	[ "$(field uninstall 'c.securityContext.privileged' "$UNINSTALL")" = true ]
+	[ "$(field idle 'c.args' "$UNINSTALL")" = '["idle"]' ]
+	[ "$(field idle 'c.securityContext.capabilities' "$UNINSTALL")" = '{"drop":["ALL"]}' ]
+	# Both reference the same image.
+	[ "$(field install 'c.image')" = "$(field uninstall 'c.image' "$UNINSTALL")" ]
 }
 
 @test "the DaemonSet's image and commands under podman: install registers the rule, warm warms /opt" {
@@ -118,7 +153,7 @@ field() {
 	# write.  The node's /run/tiexec, shared with the containers as the
 	# manifest's propagation says.
 	mkdir -m 777 "$T/cm"
-	mkdir -m 755 "$T/run"
+	mkdir -m 755 "$T/run" "$T/textfile"
 	sed -n '/^  warm.conf: |$/,/^---$/p' "$MANIFEST" | sed -e '1d' -e '/^---$/d' -e 's/^    //' >"$T/cm/warm.conf"
 	same "stamped /opt" "$(cat "$T/cm/warm.conf")"
 	run --separate-stderr env PODMAN="$PODMAN" RUN_FLAGS="$RUN_FLAGS" timeout 300 "$ROOT/scripts/binfmt-ns" --interpreter none '
@@ -129,21 +164,31 @@ field() {
 		echo "conf: $(stat -c "%U %a" '"$T/run/warm.conf"')"
 		$PODMAN run -d --name tiexec-warm-'"$RUN_ID"' $RUN_FLAGS --cap-drop=ALL \
 			--cap-add=DAC_READ_SEARCH,SYS_PTRACE,FOWNER --security-opt no-new-privileges \
-			-v '"$T/run"':/run/tiexec:rslave -v '"$opt"':/opt:ro '"$IMAGE $warm"' >/dev/null
+			-v '"$T/run"':/run/tiexec:rslave -v '"$opt"':/opt:ro \
+			-v '"$T/textfile"':/textfile -e TIEXEC_TEXTFILE_DIR=/textfile '"$IMAGE $warm"' >/dev/null
 		for i in $(seq 100); do
-			[ -e '"$T/run/warm.status"' ] && break
+			[ -e '"$T/textfile/tiexec.prom"' ] && break
 			sleep 0.2
 		done
 		$PODMAN logs tiexec-warm-'"$RUN_ID"' 2>&1 | grep "^/opt/server: " | head -n 1
 		echo "warm status: $(cat '"$T/run/warm.status"')"
 		echo "running: $($PODMAN inspect -f "{{.State.Running}}" tiexec-warm-'"$RUN_ID"')"
+		# The probes, as the kubelet runs them.
+		$PODMAN exec tiexec-warm-'"$RUN_ID"' /entrypoint ready && echo "ready: yes"
+		$PODMAN exec tiexec-warm-'"$RUN_ID"' /entrypoint live && echo "live: yes"
+		echo "metrics: $(grep -c "^tiexec_" '"$T/textfile/tiexec.prom"')"
 		# SIGTERM ends it at once, as a pod deletion does.
 		timeout 8 $PODMAN stop -t 5 tiexec-warm-'"$RUN_ID"' >/dev/null && echo "stopped: $($PODMAN inspect -f "{{.State.ExitCode}}" tiexec-warm-'"$RUN_ID"')"
 		$PODMAN rm -f tiexec-warm-'"$RUN_ID"' >/dev/null
 		# Rolled back: the rule and the cache go.
 		$PODMAN run --rm $RUN_FLAGS --privileged -v '"$T/run"':/run/tiexec:rshared '"$IMAGE"' uninstall
 		[ -e /proc/sys/fs/binfmt_misc/tiexec ] && echo "rule: still there"
-		mountpoint -q '"$T/run/text"' && echo "cache: still mounted" || echo "cache: unmounted"'
+		mountpoint -q '"$T/run/text"' && echo "cache: still mounted" || echo "cache: unmounted"
+		$PODMAN run --rm $RUN_FLAGS -v '"$T/run"':/run/tiexec '"$IMAGE"' ready 2>&1 || echo "ready after uninstall: $?"
+		# The uninstall DaemonSet'"'"'s container: idle until stopped.
+		$PODMAN run -d --name tiexec-idle-'"$RUN_ID"' $RUN_FLAGS --cap-drop=ALL '"$IMAGE"' idle >/dev/null
+		timeout 8 $PODMAN stop -t 5 tiexec-idle-'"$RUN_ID"' >/dev/null && echo "idle stopped: $($PODMAN inspect -f "{{.State.ExitCode}}" tiexec-idle-'"$RUN_ID"')"
+		$PODMAN rm -f tiexec-idle-'"$RUN_ID"' >/dev/null'
 	rm -rf "$opt"
 	echo "$output"
 	echo "stderr: $stderr"
@@ -163,4 +208,24 @@ field() {
 	[[ "$stderr" != *"resorting to SIGKILL"* ]]
 	grep -qx "cache: unmounted" <<<"$output"
 	! grep -q "rule: still there" <<<"$output"
+	# Ready and alive while it ran; metrics in node_exporter's directory;
+	# not ready once the rule is gone, saying why.
+	grep -qx "ready: yes" <<<"$output"
+	grep -qx "live: yes" <<<"$output"
+	grep -qE "^metrics: [1-9][0-9]*$" <<<"$output"
+	grep -qx "not ready: tiexec's binfmt_misc rule is not registered on this node" <<<"$output"
+	grep -qx "ready after uninstall: 1" <<<"$output"
+	grep -qx "idle stopped: 0" <<<"$output"
+}
+
+@test "scripts/image --push prints the reference by digest, the pushed manifest's" {
+	command -v podman >/dev/null || skip_unsupported "podman is not installed (scripts/test installs it)"
+	[ "$(id -u)" = 0 ] || skip_unsupported "needs root"
+	grep -q failed "$BATS_FILE_TMPDIR/build.log" && { cat "$BATS_FILE_TMPDIR/build.log"; return 1; }
+	local ref digest
+	ref=$(tail -n 1 "$BATS_FILE_TMPDIR/build.log")
+	echo "$ref"
+	[[ "$ref" =~ ^oci:$BATS_FILE_TMPDIR/oci@sha256:[0-9a-f]{64}$ ]]
+	digest=$(grep -o '"digest": *"sha256:[0-9a-f]*"' "$BATS_FILE_TMPDIR/oci/index.json" | grep -o 'sha256:[0-9a-f]*')
+	same "${ref##*@}" "$digest"
 }
