@@ -229,3 +229,35 @@ field() {
 	digest=$(grep -o '"digest": *"sha256:[0-9a-f]*"' "$BATS_FILE_TMPDIR/oci/index.json" | grep -o 'sha256:[0-9a-f]*')
 	same "${ref##*@}" "$digest"
 }
+
+# The image is tiexec's Debian package, installed, plus this machine's files
+# the entrypoint needs: a package database (what image scanners read) lists
+# every file in it under its package, at the versions the files are.
+@test "the installer image: tiexec's package installed, every file listed under a package" {
+	command -v podman >/dev/null || skip_unsupported "podman is not installed (scripts/test installs it)"
+	[ "$(id -u)" = 0 ] || skip_unsupported "needs root"
+	grep -q failed "$BATS_FILE_TMPDIR/build.log" && { cat "$BATS_FILE_TMPDIR/build.log"; return 1; }
+	local mnt version f unlisted=0
+	mnt=$($PODMAN image mount "$IMAGE")
+	version=$(sed -n "s/^  version: '\([^']*\)',$/\1/p" "$ROOT/meson.build")
+	stanza() { awk -v RS= -v p="Package: $1" 'index($0, p "\n") == 1' "$mnt/var/lib/dpkg/status"; }
+	stanza tiexec | grep -qx "Version: $version"
+	stanza tiexec | grep -qx "Status: install ok installed"
+	# This machine's bash and libc, at this machine's versions.
+	local p
+	for p in bash libc6; do
+		stanza "$p" | grep -qx "Version: $(dpkg-query -W -f '${Version}' "$p")"
+	done
+	# Every regular file, by its path or its pre-merged-/usr path, is in a
+	# package's list; but the probe's stamped true, made at build time.
+	while read -r f; do
+		[ "$f" = /usr/libexec/tiexec/rule-probe ] && continue
+		grep -qxF -e "$f" -e "${f#/usr}" "$mnt"/var/lib/dpkg/info/*.list ||
+			{ echo "not listed: $f"; unlisted=$((unlisted + 1)); }
+	done < <(cd "$mnt" && find usr -type f | sed 's|^|/|')
+	# The loader in the image is the package's.
+	dpkg-deb -x "$(ls "$ROOT"/build/pkg/tiexec_"$version"*_amd64.deb)" "$BATS_TEST_TMPDIR/deb"
+	cmp "$mnt/usr/libexec/tiexec/tiexec" "$BATS_TEST_TMPDIR/deb/usr/libexec/tiexec/tiexec"
+	$PODMAN image unmount "$IMAGE" >/dev/null
+	[ "$unlisted" -eq 0 ]
+}
