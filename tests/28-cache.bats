@@ -342,6 +342,29 @@ stop() {
 	[ "$output" = "$("$C/ramfs/big" loop 1000)" ]
 }
 
+# Without cache-size, the cache tiexec-warm mounts holds a quarter of
+# memory (a tmpfs's own default is half), and no more than tiexec-warm's
+# memory cgroup has room for: its entries are charged there.
+@test "no cache-size: a quarter of memory, within tiexec-warm's memory cgroup" {
+	S=$C/dflt-conf
+	mkdir -p "$S"
+	printf 'cache %s/dflt\n' "$C" >"$S/warm.conf"
+	run_t "$WARM" --config "$S/warm.conf" "$FX/libbl-lld.so"
+	local kb quarter
+	kb=$(df -k --output=size "$C/dflt" | tail -n 1)
+	umount "$C/dflt"
+	quarter=$(($(sed -n 's/^MemTotal: *\([0-9]*\) kB$/\1/p' /proc/meminfo) / 4))
+	echo "cache ${kb} kB, a quarter of memory ${quarter} kB"
+	[ "$kb" -le "$quarter" ] && [ "$kb" -gt $((quarter - 2048)) ]
+	cg_make $((96 << 20))
+	run_t sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$WARM" --config "$S/warm.conf" "$FX/libbl-lld.so"
+	kb=$(df -k --output=size "$C/dflt" | tail -n 1)
+	umount "$C/dflt"
+	cg_remove
+	echo "in a 96 MiB cgroup: cache ${kb} kB"
+	[ "$kb" -le $((96 * 1024)) ] && [ "$kb" -ge $((64 * 1024)) ]
+}
+
 @test "cache off in warm.conf: the page cache route as before, nothing mounted" {
 	printf 'cache off\n' >"$C/off.conf"
 	run_t "$WARM" --config "$C/off.conf" "$FX/libbl-lld.so"

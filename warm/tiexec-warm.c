@@ -619,6 +619,23 @@ static int library(const struct elf *e)
 	return 1;
 }
 
+/* The cache's size where tiexec-warm mounts it and warm.conf names none:
+ * a quarter of the machine's memory, and no more than tiexec-warm's memory
+ * cgroup has room for, since the entries are charged to it (a tmpfs's own
+ * default, half, would let the cache push the cgroup into its OOM killer
+ * before "full" is ever said).  In bytes, whole 2 MiB pages. */
+static void default_cache_size(char *buf, size_t n)
+{
+	struct memlimit m;
+	uint64_t size = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 4;
+
+	memlimit_room(&m);
+	if ((m.by == ML_CGROUP_V1 || m.by == ML_CGROUP_V2) && m.room < size)
+		size = m.room;
+	size &= ~(uint64_t)((2 << 20) - 1);
+	snprintf(buf, n, "%" PRIu64, size > (2 << 20) ? size : (uint64_t)(2 << 20));
+}
+
 /* The cache mounted and trusted, once; else said once. */
 static int cache_ready(void)
 {
@@ -627,7 +644,9 @@ static int cache_ready(void)
 	if (cache.ready || cache.broken)
 		return cache.ready;
 	const char *u = NULL;
-	if (textentry_mount(cache.dir, cache.size[0] ? cache.size : NULL, why, sizeof(why)) < 0 ||
+	if (!cache.size[0])
+		default_cache_size(cache.size, sizeof(cache.size));
+	if (textentry_mount(cache.dir, cache.size, why, sizeof(why)) < 0 ||
 	    (u = textcache_dir_untrusted(cache.dir))) {
 		fprintf(stderr, "tiexec-warm: '%s': the text cache: %s%s\n", cache.dir, u ? u : why,
 			u ? ": the loader would not use it" : "");
