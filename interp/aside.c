@@ -5,6 +5,7 @@
 
 #include "rt.h"
 #include "mark.h"
+#include "proc.h"
 #include "sys.h"
 
 #define DIR_MAX 512 /* the directory of copies' path, NUL included */
@@ -130,72 +131,153 @@ static int aside_dir(char **envp, char dir[DIR_MAX])
 	return fd;
 }
 
-static void key_name(struct msg *m, const struct statx *st)
+/* What a copy is of, kept beside it in a file named "source": the
+ * program's identity (inode, size, change time: a rebuild changes it),
+ * the name it was run by (the copy's), and its resolved path, one a line. */
+struct origin {
+	struct msg line; /* the three lines */
+	struct msg key;  /* the copy's directory: the path's hash, in hex */
+	char path[4096];
+};
+
+static uint64_t fnv1a(const char *s)
 {
-	msg_hex(m, st->stx_ino);
-	msg_str(m, ".");
-	msg_hex(m, st->stx_size);
-	msg_str(m, ".");
-	msg_hex(m, (uint64_t)st->stx_ctime.tv_sec);
-	msg_str(m, ".");
-	msg_hex(m, st->stx_ctime.tv_nsec);
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return h;
 }
 
-/* The directory of one program's copy, KEY in the directory of copies:
- * the program's inode, size and change time, so that a rebuilt program
- * gets a new copy and an unchanged one reuses its own.  The copy inside
- * has the program's own base name, which the kernel makes the process's
- * name (comm, and a Go program's thread names).  Its descriptor, or -1. */
-static int key_dir(int dir, const struct statx *st)
+static int origin_of(int fd, const char *base, struct origin *o)
 {
-	struct msg k;
+	struct statx st;
 
-	k.n = 0;
-	key_name(&k, st);
-	k.b[k.n] = '\0';
-	SC(__NR_mkdirat, dir, k.b, 0700, 0, 0, 0);
-	return (int)sys_openat(dir, k.b, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW, 0);
+	if (sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_CTIME, &st) < 0 ||
+	    fd_link(fd, o->path, sizeof(o->path)) < 0 || strlen(o->path) > 900 || memchr(base, '\n', strlen(base)))
+		return -1;
+	o->line.n = 0;
+	msg_hex(&o->line, st.stx_ino);
+	msg_str(&o->line, " ");
+	msg_hex(&o->line, st.stx_size);
+	msg_str(&o->line, " ");
+	msg_hex(&o->line, (uint64_t)st.stx_ctime.tv_sec);
+	msg_str(&o->line, ".");
+	msg_hex(&o->line, st.stx_ctime.tv_nsec);
+	msg_str(&o->line, "\n");
+	msg_str(&o->line, base);
+	msg_str(&o->line, "\n");
+	msg_str(&o->line, o->path);
+	msg_str(&o->line, "\n");
+	o->key.n = 0;
+	msg_hex(&o->key, fnv1a(o->path));
+	o->key.b[o->key.n] = '\0';
+	return 0;
 }
 
-/* The unstamped copy with a path of its own (a debugger loads the symbols
- * of the file /proc/PID/exe names), made once and reused: the descriptor
- * of its directory, its name there in *base; or -1.  The directory's path
- * is left in top_path. */
-static int file_copy(int fd, const char *name, char **envp, const char **base, char *top_path)
+/* The "source" record in dir, into m (NUL-terminated); its length or -1. */
+static long read_source(int dir, struct msg *m)
 {
-	struct statx st, cst;
+	int f = (int)sys_openat(dir, "source", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
+	long n = f >= 0 ? sys_read(f, m->b, sizeof(m->b) - 1) : -1;
+
+	if (f >= 0)
+		sys_close(f);
+	m->n = n > 0 ? (size_t)n : 0;
+	m->b[m->n] = '\0';
+	return n;
+}
+
+/* A file of dir written whole under a temporary name, then renamed to
+ * name: readers see the old one or the new one.  By copying the program
+ * unstamped (from >= 0) or writing text. */
+static int write_file(int dir, const char *name, int from, const struct msg *text)
+{
 	struct msg tmp;
-	int top = aside_dir(envp, top_path), dir = -1;
 
-	*base = tx_basename(name);
-	if (top < 0 || sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_CTIME, &st) < 0)
-		goto fail;
-	dir = key_dir(top, &st);
-	if (dir < 0 || !**base || strlen(*base) > 200)
-		goto fail;
-	int c = (int)sys_openat(dir, *base, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
-	if (c >= 0) {
-		int same = sys_statx(c, "", TX_AT_EMPTY_PATH, STATX_SIZE | STATX_TYPE, &cst) == 0 &&
-			   (cst.stx_mode & S_IFMT) == S_IFREG && cst.stx_size == st.stx_size;
-		sys_close(c);
-		if (same)
-			goto done;
-	}
 	tmp.n = 0;
-	msg_str(&tmp, *base);
+	msg_str(&tmp, name);
 	msg_str(&tmp, ".new.");
 	msg_u64(&tmp, (uint64_t)SC(__NR_getpid, 0, 0, 0, 0, 0, 0));
 	tmp.b[tmp.n] = '\0';
-	c = (int)sys_openat(dir, tmp.b, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0700);
+	int c = (int)sys_openat(dir, tmp.b, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0700);
 	if (c < 0)
-		goto fail;
-	int ok = copy_unstamped(fd, c) == 0;
+		return -1;
+	int ok = from >= 0 ? copy_unstamped(from, c) == 0 : sys_write(c, text->b, text->n) == (long)text->n;
 	sys_close(c);
-	if (!ok || SC(__NR_renameat2, dir, tmp.b, dir, *base, 0, 0) != 0) {
-		SC(__NR_unlinkat, dir, tmp.b, 0, 0, 0, 0);
-		goto fail;
+	if (ok && SC(__NR_renameat2, dir, tmp.b, dir, name, 0, 0) == 0)
+		return 0;
+	SC(__NR_unlinkat, dir, tmp.b, 0, 0, 0, 0);
+	return -1;
+}
+
+/* Copies of programs that are gone (their path names nothing now) are
+ * removed, in the first 256 entries of the directory of copies: done when
+ * a copy is made, so the directory holds one copy per program path that
+ * still exists, and a few more at most. */
+static void prune(int top)
+{
+	static char d[8192];
+	struct msg src;
+	int seen = 0;
+
+	for (long n; seen < 256 && (n = SC(__NR_getdents64, top, d, sizeof(d), 0, 0, 0)) > 0;) {
+		for (long off = 0; off < n && seen < 256; seen++) {
+			const char *name = d + off + 19; /* struct linux_dirent64: d_name */
+			off += *(unsigned short *)(void *)(d + off + 16);
+			int k = name[0] == '.' ? -1 : (int)sys_openat(top, name, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW, 0);
+			if (k < 0)
+				continue;
+			char *base = read_source(k, &src) > 0 ? memchr(src.b, '\n', src.n) : NULL;
+			char *path = base ? memchr(base + 1, '\n', (size_t)(src.b + src.n - base - 1)) : NULL;
+			struct statx st;
+			if (path && src.b[src.n - 1] == '\n') {
+				*path++ = '\0';
+				src.b[src.n - 1] = '\0';
+				if (sys_statx(TX_AT_FDCWD, path, 0, STATX_TYPE, &st) == -ENOENT) {
+					SC(__NR_unlinkat, k, base + 1, 0, 0, 0, 0);
+					SC(__NR_unlinkat, k, "source", 0, 0, 0, 0);
+					SC(__NR_unlinkat, top, name, AT_REMOVEDIR, 0, 0, 0);
+				}
+			}
+			sys_close(k);
+		}
 	}
+}
+
+/* The unstamped copy with a path of its own (a debugger loads the symbols
+ * of the file /proc/PID/exe names): TOP/KEY/NAME, KEY the hash of the
+ * program's path, NAME the name it was run by, which the kernel makes the
+ * process's name (comm, a Go program's thread names).  Made once, reused
+ * while the program is unchanged, replaced when it was rebuilt: one copy
+ * per program path.  The descriptor of its directory, or -1; its name
+ * there in *base, the directory's path in key_path. */
+static int file_copy(int fd, const char *name, char **envp, const char **base, struct msg *key_path)
+{
+	static struct origin o;
+	static struct msg have;
+	static char top_path[DIR_MAX];
+	int top = aside_dir(envp, top_path), dir = -1;
+
+	*base = tx_basename(name);
+	if (top < 0 || !**base || strlen(*base) > 200 || origin_of(fd, *base, &o) < 0)
+		goto fail;
+	SC(__NR_mkdirat, top, o.key.b, 0700, 0, 0, 0);
+	dir = (int)sys_openat(top, o.key.b, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW, 0);
+	if (dir < 0)
+		goto fail;
+	struct statx cst;
+	if (read_source(dir, &have) == (long)o.line.n && !memcmp(have.b, o.line.b, o.line.n) &&
+	    sys_statx(dir, *base, AT_SYMLINK_NOFOLLOW, STATX_TYPE, &cst) == 0 && (cst.stx_mode & S_IFMT) == S_IFREG)
+		goto done;
+	if (write_file(dir, *base, fd, NULL) < 0 || write_file(dir, "source", -1, &o.line) < 0)
+		goto fail;
+	prune(top);
 done:
+	key_path->n = 0;
+	msg_str(key_path, top_path);
+	msg_str(key_path, "/");
+	msg_str(key_path, o.key.b);
 	sys_close(top);
 	return dir;
 fail:
@@ -209,9 +291,9 @@ fail:
 /* The file copy executed by its path.  Returns only on failure. */
 static void exec_file_copy(int fd, const char *name, char **argv, char **envp)
 {
-	static char top_path[DIR_MAX];
+	static struct msg key_path;
 	const char *base;
-	int dir = file_copy(fd, name, envp, &base, top_path);
+	int dir = file_copy(fd, name, envp, &base, &key_path);
 
 	if (dir < 0)
 		return;
@@ -259,21 +341,12 @@ void step_aside(int fd, const char *name, char **argv, char **envp)
 
 long aside_copy_path(int fd, const char *name, char **envp, struct msg *path)
 {
-	static char top_path[DIR_MAX];
 	const char *base;
-	struct statx st;
-	int dir = file_copy(fd, name, envp, &base, top_path);
+	int dir = file_copy(fd, name, envp, &base, path);
 
 	if (dir < 0)
 		return -1;
-	long e = sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_CTIME, &st);
 	sys_close(dir);
-	if (e < 0)
-		return e;
-	path->n = 0;
-	msg_str(path, top_path);
-	msg_str(path, "/");
-	key_name(path, &st);
 	msg_str(path, "/");
 	msg_str(path, base);
 	return 0;

@@ -9,9 +9,11 @@
  * plain exec of the program instead: a copy with the stamp's marker bit
  * cleared (so binfmt_misc does not send it back), executed by the kernel.
  * The program then runs exactly as a direct exec would, on 4 KiB pages.
- * The copy is a file, $TMPDIR/tiexec-aside-UID/INODE.SIZE.CTIME/NAME (a
- * directory of mode 0700, made once; a copy is reused while the program
- * is unchanged; NAME is the program's, so the process's name is too),
+ * The copy is a file, $TMPDIR/tiexec-aside-UID/KEY/NAME (a directory of
+ * mode 0700, made once; KEY the hash of the program's path, NAME the name
+ * it was run by, so the process's name is the program's; a copy is reused
+ * while the program is unchanged and replaced when it was rebuilt, and the
+ * copies of programs that are gone are removed when a copy is made),
  * because a debugger loads the symbols of the file /proc/PID/exe names;
  * where that cannot be had, a memfd.
  *

@@ -86,23 +86,43 @@ GDB_SCRIPT='gdb -q -batch -ex "break main" -ex run -ex bt "$0" 2>&1 | grep -E "^
 	done
 }
 
-@test "a traced start reuses its copy while the program is unchanged, and makes a new one after a rebuild" {
+# The copies are bounded: one per program path, replaced when the program
+# is rebuilt; a program that is gone loses its copy when the next one is
+# made.
+@test "a traced start reuses its copy while the program is unchanged, replaces it after a rebuild; gone programs' go" {
 	command -v strace >/dev/null || skip_unsupported "strace is not installed"
 	rm -rf "$W/tmp/tiexec-aside-0"
 	in_ns root 'strace -f -o /dev/null ./hello-s; strace -f -o /dev/null ./hello-s; ls tmp/tiexec-aside-0'
 	[ "$(wc -l <<<"$output")" -eq 3 ] # hello, hello, one copy
 	[ "$(stat -c %a "$W/tmp/tiexec-aside-0")" = 700 ]
+	local c=$W/tmp/tiexec-aside-0/${output##*$'\n'} ino
+	ino=$(stat -c %i "$c/hello-s")
+	# Unchanged: the same copy.  Rebuilt: still one copy, a new file.
+	in_ns root 'strace -f -o /dev/null ./hello-s'
+	[ "$(stat -c %i "$c/hello-s")" = "$ino" ]
 	cp hello-s hello-s.new
+	printf 'x' >>hello-s.new # another build
 	mv hello-s.new hello-s
 	in_ns root 'strace -f -o /dev/null ./hello-s; ls tmp/tiexec-aside-0 | wc -l'
-	same $'hello\n2' "$output"
+	same $'hello\n1' "$output"
+	[ "$(stat -c %i "$c/hello-s")" != "$ino" ]
 	# The copy is unstamped, otherwise the file, and has the program's
 	# name (the kernel makes it the process's name, comm).
-	local c
-	c=$(ls -t "$W/tmp/tiexec-aside-0/" | head -1)
-	run "$BUILD/stamp/tiexec-stamp" --check "$W/tmp/tiexec-aside-0/$c/hello-s"
+	run "$BUILD/stamp/tiexec-stamp" --check "$c/hello-s"
 	[[ "$output" == *"not stamped"* ]]
-	cmp <(tail -c +100 hello-s) <(tail -c +100 "$W/tmp/tiexec-aside-0/$c/hello-s")
+	cmp <(tail -c +100 hello-s) <(tail -c +100 "$c/hello-s")
+	# A second program; then the first is gone: its copy goes when the
+	# next copy is made.
+	cp hello-s hello2-s
+	in_ns root 'strace -f -o /dev/null ./hello2-s; ls tmp/tiexec-aside-0 | wc -l'
+	same $'hello\n2' "$output"
+	mv hello-s hello-s.kept
+	cp hello2-s hello3-s
+	in_ns root 'strace -f -o /dev/null ./hello3-s; ls tmp/tiexec-aside-0 | wc -l'
+	mv hello-s.kept hello-s
+	rm -f hello2-s hello3-s
+	same $'hello\n2' "$output"
+	[ ! -e "$c" ]
 }
 
 @test "gcore of copied text: unreadable by default (MADV_DONTDUMP), whole with 'set dump-excluded-mappings on'" {
