@@ -283,8 +283,6 @@ const char *stamp_refusal(const struct elf_facts *f)
 		return "program headers of an unknown size (e_phentsize != 56)";
 	if (f->phnum == 0 || f->phnum == PN_XNUM)
 		return f->phnum ? "too many program headers (PN_XNUM)" : "no program headers";
-	if (f->marked && !f->note_found)
-		return "marker bit already set, but no tiexec note (another tool's bit?)";
 	if (f->note_found) {
 		if (!f->note_ok)
 			return f->pstatus == POLICY_VERSION
@@ -354,7 +352,10 @@ static int stamp_new(const unsigned char *buf, const struct elf_facts *f,
 	p.orig_shoff = f->shoff;
 	p.orig_shnum = f->shnum;
 	p.orig_shstrndx = f->shstrndx;
-	p.orig_flags0 = f->flags0;
+	/* A marked file without a note is one of ours whose note a stripper
+	 * dropped (llvm-strip, llvm-objcopy --strip-all): stamped again, and
+	 * --remove clears the bit too. */
+	p.orig_flags0 = f->flags0 & ~TIEXEC_MARK_FLAG;
 	note_encode(&p, o + l.note_off);
 
 	unsigned char *sht = o + l.sht_off;

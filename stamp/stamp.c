@@ -122,6 +122,8 @@ static int do_stamp(const char *file, const struct tiexec_policy *want, const st
 		goto fail;
 	/* Stamped so already: leave the file alone. */
 	int same = outlen == f.len && memcmp(out, f.buf, f.len) == 0;
+	if (facts.marked && !facts.note_found)
+		printf("%s: its tiexec note was gone (stripped by an LLVM tool?): stamped again\n", file);
 	if (how->dry_run) {
 		char pol[160];
 		printf("%s: %s: %s\n", file, same ? "stamped so already" : "would be stamped",
@@ -183,6 +185,9 @@ static int do_check(const char *file)
 	}
 	if (elf_facts_read(f.buf, f.len, &facts, why, sizeof(why)) != 0 || !facts.marked) {
 		printf("%s: not stamped\n", file);
+	} else if (!facts.note_found) {
+		printf("%s: stamped, but its tiexec note is gone (llvm-strip and llvm-objcopy --strip-all "
+		       "drop it): the defaults apply; stamp it again to give it its policy back\n", file);
 	} else if (!facts.note_ok) {
 		printf("%s: marked, but no readable note: defaults\n", file);
 	} else {
