@@ -25,13 +25,13 @@ BUILD_PACKAGES=(meson ninja-build gcc pkg-config libelf-dev systemtap-sdt-dev cl
 # podman, runc and busybox-static: the containers of tests/63-containers.bats;
 # acl (setfacl): the POSIX ACL cases of tests/86-trust.bats; llvm
 # (llvm-strip, llvm-objcopy): stamps through LLVM's strippers
-# (tests/50-stamp.bats);
+# (tests/50-stamp.bats); cmake: the build recipes of tests/59-recipes.bats;
 # prometheus and prometheus-node-exporter: tests/92-metrics.bats (node
 # and npm, on these machines already, run scripts/k8s-validate).
 TEST_PACKAGES=(g++ golang-go bats libc6-dev util-linux libcap2-bin attr acl nodejs chromium musl-tools lld clang ltrace strace
 	btrfs-progs squashfs-tools squashfuse bindfs
 	linux-perf gdb redis-server redis-tools "$(python_testsuite_package)" postgresql
-	podman runc busybox-static prometheus prometheus-node-exporter llvm)
+	podman runc busybox-static prometheus prometheus-node-exporter llvm cmake)
 # scripts/package: the Debian tools, rpmbuild, scdoc (man pages) and what
 # tiexec-trace is built with.
 PACKAGE_PACKAGES=(dpkg-dev debhelper fakeroot lintian rpm file scdoc clang bpftool libbpf-dev)
@@ -65,9 +65,11 @@ ensure_packages() {
 	return "$st"
 }
 
-# The Rust fixture needs a rustc: the one on PATH (rustup's), else Debian's.
+# The Rust fixture needs a rustc, and the cargo recipe cargo: the ones on
+# PATH (rustup's), else Debian's.
 rust_package() {
 	command -v rustc >/dev/null || echo rustc
+	command -v cargo >/dev/null || echo cargo
 }
 
 build_tiexec() {

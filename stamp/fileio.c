@@ -187,9 +187,38 @@ out:
 	return rc;
 }
 
+/* A file with several names (hard links) is rewritten in place: a rename
+ * would stamp one name only, and a build tool that links its output to
+ * another name (cargo: target/release/P is a link of target/release/deps/
+ * P-HASH) would link the unstamped file back at its next run.  Not atomic:
+ * a crash midway leaves a broken file, as a relink would. */
+static int rewrite_in_place(const struct opened *f, const unsigned char *buf, size_t len, char *why,
+			    size_t whylen)
+{
+	struct stat now;
+	int fd = open(f->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return fail(why, whylen, "cannot write it in place (it has %ju hard links): %s",
+			    (uintmax_t)f->st.st_nlink,
+			    errno == ETXTBSY ? "it is running" : strerror(errno));
+	int rc = -1;
+	if (fstat(fd, &now) != 0 || now.st_dev != f->st.st_dev || now.st_ino != f->st.st_ino)
+		fail(why, whylen, "replaced by another file meanwhile");
+	else if (write_all(fd, buf, len) != 0 || ftruncate(fd, (off_t)len) != 0 || fsync(fd) != 0)
+		fail(why, whylen, "cannot write it in place: %s", strerror(errno));
+	else
+		rc = 0;
+	close(fd);
+	return rc;
+}
+
 int replace_file(const struct opened *f, const unsigned char *buf, size_t len, char *why,
 		 size_t whylen)
 {
+	if (f->st.st_nlink > 1)
+		return rewrite_in_place(f, buf, len, why, whylen);
+
 	const char *slash = strrchr(f->path, '/');
 	char dir[PATH_MAX], tmp[PATH_MAX];
 	struct stat now, tst;

@@ -27,6 +27,7 @@ void opened_close(struct opened *f);
  * (O_EXCL, mode 0600), written and given f's owner, mode and every extended
  * attribute, fsync'ed, renamed over the original, and the directory
  * fsync'ed.  On failure the original is untouched and the temporary file
- * gone.  0 on success, -1 with why. */
+ * gone.  A file with several hard links is rewritten in place instead, so
+ * that every name keeps it.  0 on success, -1 with why. */
 int replace_file(const struct opened *f, const unsigned char *buf, size_t len, char *why,
 		 size_t whylen);
