@@ -2,6 +2,7 @@
  * a policy (interp/mark.h); checks and removes the mark.  The only part of
  * tiexec-stamp that prints. */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -86,11 +87,17 @@ static void warn_no_gain(const char *file, const struct elf_facts *facts, const 
 {
 	if (facts->text_huge || (want->flags & TIEXEC_POLICY_ROUND_OUT))
 		return;
-	int mib = facts->text >= (1 << 20);
+	char size[32];
+	if (facts->text >= (1 << 20))
+		snprintf(size, sizeof(size), "%.1f MiB", (double)facts->text / (1 << 20));
+	else if (facts->text >= (1 << 10))
+		snprintf(size, sizeof(size), "%ju KiB", (uintmax_t)(facts->text >> 10));
+	else
+		snprintf(size, sizeof(size), "%ju bytes", (uintmax_t)facts->text);
 	fprintf(stderr,
-		"tiexec-stamp: '%s': warning: no whole 2 MiB piece of text (%.*f %s of text): it runs "
+		"tiexec-stamp: '%s': warning: no whole 2 MiB piece of text (%s of text): it runs "
 		"on 4 KiB pages unless stamped with --round-out\n",
-		file, mib, (double)facts->text / (mib ? 1 << 20 : 1 << 10), mib ? "MiB" : "KiB");
+		file, size);
 }
 
 static int do_stamp(const char *file, const struct tiexec_policy *want, const struct how *how)
@@ -183,7 +190,9 @@ static int do_check(const char *file)
 		opened_close(&f);
 		return ST_REFUSED;
 	}
-	if (elf_facts_read(f.buf, f.len, &facts, why, sizeof(why)) != 0 || !facts.marked) {
+	if (f.len < 4 || memcmp(f.buf, ELFMAG, SELFMAG) != 0) {
+		printf("%s: not an ELF file\n", file);
+	} else if (elf_facts_read(f.buf, f.len, &facts, why, sizeof(why)) != 0 || !facts.marked) {
 		printf("%s: not stamped\n", file);
 	} else if (!facts.note_found) {
 		printf("%s: stamped, but its tiexec note is gone (llvm-strip and llvm-objcopy --strip-all "

@@ -44,7 +44,7 @@ no_temp_left() {
 # no_gain_warning FILE TEXT: TEXT is tiexec-stamp's warning that FILE has no
 # whole 2 MiB piece of text.
 no_gain_warning() {
-	[[ "$2" =~ ^"tiexec-stamp: '$1': warning: no whole 2 MiB piece of text ("[0-9.]+" "(KiB|MiB)" of text): it runs on 4 KiB pages unless stamped with --round-out"$ ]] ||
+	[[ "$2" =~ ^"tiexec-stamp: '$1': warning: no whole 2 MiB piece of text ("[0-9.]+" "(bytes|KiB|MiB)" of text): it runs on 4 KiB pages unless stamped with --round-out"$ ]] ||
 		{ echo "not the no-gain warning: $2"; return 1; }
 }
 
@@ -394,7 +394,7 @@ refused() {
 	cp "$FIXTURES/probe-pie" "$T/c"
 	run "$STAMP" --check "$T/a" "$T/c" "$T/txt"
 	[ "$status" -eq 1 ]
-	same "$T/a: $DEFAULT_POLICY"$'\n'"$T/c: not stamped"$'\n'"$T/txt: not stamped" "$output"
+	same "$T/a: $DEFAULT_POLICY"$'\n'"$T/c: not stamped"$'\n'"$T/txt: not an ELF file" "$output"
 
 	run --separate-stderr "$STAMP" --check "$T/a" "$T/missing"
 	[ "$status" -eq 2 ]
@@ -511,6 +511,15 @@ refused() {
 		same "$T/p: stamped: strategy=thp min-text=0 round-out=no lazy=no" "$output"
 		[ "$("$T/p" | head -n 1)" = "argc 1" ]
 	done
+}
+
+@test "the no-gain warning gives a small text in bytes, not as 0 KiB" {
+	printf 'int main(void) { return 0; }\n' | gcc -O2 -x c -o "$T/tiny" -
+	run --separate-stderr "$STAMP" "$T/tiny"
+	[ "$status" -eq 0 ]
+	no_gain_warning "$T/tiny" "$stderr"
+	[[ "$stderr" =~ \(([0-9]+)" bytes of text)" ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ] && [ "${BASH_REMATCH[1]}" -lt 1024 ]
 }
 
 @test "usage: bad options, --help, --version" {
