@@ -313,7 +313,7 @@ tiexec-warm: '$D/perm/warm.conf': line 2: '$D/perm/bin/s' left out: '$D/perm/bin
 	mkdir -p "$D/unit"
 	sed "s|/usr/bin/tiexec-warm|$WARM|" "$unit" >"$D/unit/tiexec-warm.service"
 	cp "$ROOT/packaging/systemd/run-tiexec-text.mount" "$D/unit/"
-	grep -qx 'Options=mode=0755,huge=always,nosuid,nodev' "$D/unit/run-tiexec-text.mount"
+	grep -qx 'Options=mode=0755,huge=always,nosuid,nodev,size=25%' "$D/unit/run-tiexec-text.mount"
 	run systemd-analyze verify --man=no "$D/unit/tiexec-warm.service" "$D/unit/run-tiexec-text.mount"
 	echo "$output"
 	[ "$status" -eq 0 ]
