@@ -10,7 +10,6 @@
 
 #define DIR_MAX 512 /* the directory of copies' path, NUL included */
 
-
 long traced_by(void)
 {
 	static char b[4096];

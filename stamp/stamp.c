@@ -190,7 +190,7 @@ static int do_check(const char *file)
 		opened_close(&f);
 		return ST_REFUSED;
 	}
-	if (f.len < 4 || memcmp(f.buf, ELFMAG, SELFMAG) != 0) {
+	if (f.len < SELFMAG || memcmp(f.buf, ELFMAG, SELFMAG) != 0) {
 		printf("%s: not an ELF file\n", file);
 	} else if (elf_facts_read(f.buf, f.len, &facts, why, sizeof(why)) != 0 || !facts.marked) {
 		printf("%s: not stamped\n", file);

@@ -632,8 +632,8 @@ static void default_cache_size(char *buf, size_t n)
 	memlimit_room(&m);
 	if ((m.by == ML_CGROUP_V1 || m.by == ML_CGROUP_V2) && m.room < size)
 		size = m.room;
-	size &= ~(uint64_t)((2 << 20) - 1);
-	snprintf(buf, n, "%" PRIu64, size > (2 << 20) ? size : (uint64_t)(2 << 20));
+	size &= ~(HUGE - 1);
+	snprintf(buf, n, "%" PRIu64, size > HUGE ? size : (uint64_t)HUGE);
 }
 
 /* The cache mounted and trusted, once; else said once. */
