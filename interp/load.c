@@ -29,10 +29,10 @@ __attribute__((noreturn)) static void exec_small(struct exec *ex)
 	if (ex->opt.verbose) {
 		struct msg m;
 		msg_head(&m, ex->path);
-		msg_mib(&m, ex->prog.info.text_bytes);
-		msg_str(&m, " MiB of text is below --min-text (");
-		msg_mib(&m, ex->opt.min_text);
-		msg_str(&m, " MiB): running it directly");
+		msg_size(&m, ex->prog.info.text_bytes);
+		msg_str(&m, " of text is below --min-text (");
+		msg_size(&m, ex->opt.min_text);
+		msg_str(&m, "): running it directly");
 		say(&m);
 	}
 	const char *path = ex->path;
@@ -261,8 +261,14 @@ static void tell(const struct exec *ex)
 			msg_str(&m, ", ");
 			msg_mib(&m, text - huge);
 			msg_str(&m, " on 4 KiB, ");
+		} else if (ex->opt.strategy == ST_OFF) {
+			msg_str(&m, "loaded without remapping (--strategy=off), ");
 		} else {
-			msg_str(&m, "loaded without remapping (--strategy=off or below --min-text), ");
+			msg_str(&m, "loaded without remapping (");
+			msg_size(&m, text);
+			msg_str(&m, " of text, below --min-text ");
+			msg_size(&m, ex->opt.min_text);
+			msg_str(&m, "), ");
 		}
 		msg_ms(&m, now_ns() - ex->t0);
 		msg_str(&m, " ms");

@@ -180,6 +180,17 @@ void msg_mib(struct msg *m, uint64_t bytes)
 	msg_tenths(m, (bytes * 10 + (1 << 19)) >> 20);
 }
 
+void msg_size(struct msg *m, uint64_t bytes)
+{
+	if (bytes < (1u << 20)) {
+		msg_u64(m, bytes);
+		msg_str(m, " bytes");
+		return;
+	}
+	msg_mib(m, bytes);
+	msg_str(m, " MiB");
+}
+
 void msg_ms(struct msg *m, uint64_t ns)
 {
 	if (ns >= 9995000) {

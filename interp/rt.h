@@ -27,5 +27,8 @@ void msg_u64(struct msg *m, uint64_t v);
 void msg_hex(struct msg *m, uint64_t v);
 /* Bytes as MiB with one decimal ("82.0"). */
 void msg_mib(struct msg *m, uint64_t bytes);
+/* A size with its unit: "82.0 MiB", or "4096 bytes" below 1 MiB, where
+ * MiB with one decimal would read 0.0. */
+void msg_size(struct msg *m, uint64_t bytes);
 /* Nanoseconds as milliseconds: two decimals below 10 ms ("0.42"), one above. */
 void msg_ms(struct msg *m, uint64_t ns);

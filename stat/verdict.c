@@ -81,7 +81,12 @@ static uint64_t expected(const struct advice *a, const char **way, char *why, si
 		return 0;
 	}
 	if (a->text < a->min_text) {
-		snprintf(why, n, "%.1f MiB of text is below its min-text (%.1f MiB)", MIB(a->text), MIB(a->min_text));
+		if (a->text < (1u << 20)) /* 0.0 MiB would read as none */
+			snprintf(why, n, "%ju bytes of text is below its min-text (%.1f MiB)",
+				 (uintmax_t)a->text, MIB(a->min_text));
+		else
+			snprintf(why, n, "%.1f MiB of text is below its min-text (%.1f MiB)",
+				 MIB(a->text), MIB(a->min_text));
 		return 0;
 	}
 	if (!a->aligned) {

@@ -94,7 +94,7 @@ got() {
 	st=$(cat "$O/$1.st")
 }
 
-OFF_LINE="loaded without remapping (--strategy=off or below --min-text)"
+SMALL_LINE="loaded without remapping (SIZE of text, below --min-text 2.0 MiB)"
 LOADED_RE='^tiexec: .*: [0-9.]+ of [0-9.]+ MiB text on 2 MiB pages \(file [0-9.]+, thp [0-9.]+\), [0-9.]+ on 4 KiB, [0-9.]+ ms$'
 
 # off_on CMD [MORE]: in the namespace, from $M, runs the shell words CMD
@@ -129,7 +129,7 @@ compare_marked() {
 	off_on "PROBE_A=x 'PROBE_B=y z' ./$prog $(printf '%q ' "$@")"
 	got direct
 	same_both "$st"
-	same_off "tiexec: './$prog': $OFF_LINE" "$err"
+	same_off "tiexec: './$prog': $SMALL_LINE" "$err"
 	[ "$no_note" -eq 1 ]
 }
 
@@ -172,7 +172,7 @@ compare_marked() {
 		off_on "PROBE_GO=hi PROBE_EXIT=4 ./$g one 'two 2' ''"
 		same_both 4
 		[[ "$out" == "args ./$g one two 2 "$'\nPROBE_GO hi\n'*$'\ngoroutines ok' ]]
-		same_off "tiexec: './$g': $OFF_LINE" "$err"
+		same_off "tiexec: './$g': $SMALL_LINE" "$err"
 	done
 }
 
@@ -181,7 +181,7 @@ compare_marked() {
 	got via
 	[ "$st" -eq 0 ]
 	same $'exceptions ok\nthreads ok' "$out"
-	same_off "tiexec: './cxx-static': $OFF_LINE" "$err"
+	same_off "tiexec: './cxx-static': $SMALL_LINE" "$err"
 }
 
 @test "binfmt: exec -a keeps the original argv[0]" {
@@ -191,7 +191,7 @@ compare_marked() {
 	[[ "$out" == *$'\ncmdline myname|x||\n'* ]]
 	# bash's exec passes the program as an absolute path.
 	[[ "$out" == *$'\nAT_EXECFN '"$M"$'/probe-pie\n'* ]]
-	same_off "tiexec: '$M/probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: '$M/probe-pie': $SMALL_LINE" "$err"
 }
 
 @test "binfmt: argv[0] unrelated to the path, absolute path" {
@@ -200,7 +200,7 @@ compare_marked() {
 	# No option parsing in binfmt mode: everything reaches the program.
 	[[ "$out" == $'argc 4\nargv[0] \nargv[1] -v\nargv[2] --strategy=x\nargv[3] --\n'* ]]
 	[[ "$out" == *$'\nAT_EXECFN '"$M"$'/probe-static\n'* ]]
-	same_off "tiexec: '$M/probe-static': $OFF_LINE" "$err"
+	same_off "tiexec: '$M/probe-static': $SMALL_LINE" "$err"
 }
 
 @test "binfmt: through sh -c and a PATH lookup" {
@@ -209,11 +209,11 @@ compare_marked() {
 	same_both 0
 	[[ "$out" == $'argc 3\nargv[0] probe-pie\nargv[1] a b\nargv[2] c\n'* ]]
 	[[ "$out" == *$'\nAT_EXECFN '"$M"$'/probe-pie\n'* ]]
-	same_off "tiexec: '$M/probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: '$M/probe-pie': $SMALL_LINE" "$err"
 	got envp
 	[ "$st" -eq 0 ]
 	[[ "$out" == $'argc 2\nargv[0] probe-nopie\nargv[1] z\n'* ]]
-	same_off "tiexec: '$M/probe-nopie': $OFF_LINE" "$err"
+	same_off "tiexec: '$M/probe-nopie': $SMALL_LINE" "$err"
 }
 
 @test "binfmt: exit status passes through" {
@@ -223,11 +223,11 @@ compare_marked() {
 	got pie
 	[ "$st" -eq 7 ]
 	[[ "$out" == *$'\nenv PROBE_EXIT=7\n'* ]]
-	same_off "tiexec: './probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-pie': $SMALL_LINE" "$err"
 	got static
 	[ "$st" -eq 9 ]
 	[[ "$out" == *$'\nenv PROBE_EXIT=9\n'* ]]
-	same_off "tiexec: './probe-static': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-static': $SMALL_LINE" "$err"
 }
 
 @test "binfmt: death by signal passes through" {
@@ -237,11 +237,11 @@ compare_marked() {
 	got term
 	[ "$st" -eq 143 ]
 	[[ "$out" == *$'\nmalloc-big ok' ]]
-	same_off "tiexec: './probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-pie': $SMALL_LINE" "$err"
 	got abrt
 	[ "$st" -eq 134 ]
 	[[ "$out" == *$'\nmalloc-big ok' ]]
-	same_off "tiexec: './probe-static': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-static': $SMALL_LINE" "$err"
 }
 
 @test "binfmt: inherited fds are kept and the AT_EXECFD descriptor is closed" {
@@ -249,7 +249,7 @@ compare_marked() {
 	same_both 0
 	[[ "$out" == *$'\nfds 0 1 2 5 8\n'* ]]
 	[[ "$out" == *$'\nAT_EXECFD absent\n'* ]]
-	same_off "tiexec: './probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-pie': $SMALL_LINE" "$err"
 }
 
 @test "binfmt: stdin and stdout pipes" {
@@ -258,7 +258,7 @@ compare_marked() {
 	got via
 	[ "$st" -eq 0 ]
 	same $'malloc-big ok\nin 1\nin 2' "$out"
-	same_off "tiexec: './probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-pie': $SMALL_LINE" "$err"
 }
 
 @test "binfmt: the program keeps the pid the shell exec'd" {
@@ -285,7 +285,7 @@ compare_marked() {
 	got big
 	[ "$st" -eq 0 ]
 	same "$d_out" "$out"
-	same_off "tiexec: './probe-nopie': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-nopie': loaded without remapping (SIZE of text, below --min-text 1024.0 MiB)" "$err"
 }
 
 @test "binfmt: TIEXEC_STRATEGY and a bad setting" {
@@ -295,7 +295,7 @@ compare_marked() {
 	got off
 	[ "$st" -eq 0 ]
 	[[ "$out" == $'argc 1\nargv[0] ./probe-pie\n'* ]]
-	same_off "tiexec: './probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: './probe-pie': loaded without remapping (--strategy=off)" "$err"
 	got bad
 	[ "$st" -eq 0 ]
 	[[ "$out" == $'argc 1\nargv[0] ./probe-pie\n'* ]]
@@ -317,7 +317,7 @@ compare_marked() {
 	# ... while in the same namespace the marked one does.
 	got marked
 	[ "$st" -eq 0 ]
-	same_off "tiexec: '$M/probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: '$M/probe-pie': $SMALL_LINE" "$err"
 }
 
 @test "binfmt: large text of a marked bigtext-pie is on huge pages" {
@@ -349,7 +349,7 @@ compare_marked() {
 	same_both 0
 	[[ "$out" == *$'\nfds 1 2\n'* ]]
 	[[ "$out" == *$'\nAT_EXECFD absent\n'* ]]
-	same_off "tiexec: '$M/probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: '$M/probe-pie': $SMALL_LINE" "$err"
 }
 
 @test "binfmt: fexecve (execveat AT_EMPTY_PATH): comm is the file's name, as directly" {
@@ -374,7 +374,7 @@ compare_marked() {
 	off_on 'bash -c "ulimit -n 4; exec ./probe-pie x"'
 	same_both 0
 	[[ "$out" == *$'\nfds 0 1 2\n'* ]]
-	same_off "tiexec: '$M/probe-pie': $OFF_LINE" "$err"
+	same_off "tiexec: '$M/probe-pie': $SMALL_LINE" "$err"
 }
 
 @test "binfmt: RLIMIT_NOFILE 3: the kernel itself cannot hand over the program (SIGSEGV, documented)" {

@@ -52,10 +52,17 @@ same() {
 	diff -u <(printf '%s\n' "$1") <(printf '%s\n' "$2")
 }
 
-# same_off WANT GOT: GOT is WANT followed by the loader's time (", N ms").
+# no_size TEXT: TEXT with a program's text size ("12345 bytes of text",
+# "1.3 MiB of text") written "SIZE of text".
+no_size() {
+	sed -E 's/(^|[ (])([0-9]+ bytes|[0-9]+\.[0-9] MiB) of text/\1SIZE of text/' <<<"$1"
+}
+
+# same_off WANT GOT: GOT is WANT followed by the loader's time (", N ms"),
+# with no_size applied.
 same_off() {
 	[[ "$2" =~ ^(.*),\ [0-9]+\.[0-9]+\ ms$ ]] || { echo "no time at the end of: $2"; return 1; }
-	same "$1" "${BASH_REMATCH[1]}"
+	same "$1" "$(no_size "${BASH_REMATCH[1]}")"
 }
 
 # read_bytes CMD...: the bytes the process started by `CMD... wait` (a
