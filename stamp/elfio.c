@@ -208,6 +208,8 @@ int elf_facts_read(const unsigned char *buf, size_t len, struct elf_facts *f, ch
 			dyn_scan(elf, &ph, f);
 		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
 			text_add(f, ph.p_vaddr, ph.p_filesz, ph.p_offset);
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && !ph.p_filesz && ph.p_memsz)
+			f->debug_only = 1;
 	}
 
 	/* Sections: only when the header fields are the plain kind (no
@@ -265,6 +267,8 @@ out:
 
 const char *stamp_refusal(const struct elf_facts *f)
 {
+	if (f->debug_only)
+		return ELF_DEBUG_ONLY;
 	switch (f->type) {
 	case ET_EXEC:
 		break;

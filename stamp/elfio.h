@@ -24,6 +24,8 @@ struct elf_facts {
 	uint64_t text_round;         /* the 2 MiB pieces they touch (--round-out) */
 	int text_incongruent;        /* one's p_offset differs from p_vaddr mod 2 MiB */
 	uint64_t seg_end;            /* the largest p_offset + p_filesz */
+	int debug_only;              /* an executable PT_LOAD with no file bytes:
+				      * objcopy --only-keep-debug's output */
 	uint64_t shoff;              /* e_shoff, e_shnum, e_shstrndx, e_shentsize (raw) */
 	uint16_t shnum, shstrndx, shentsize;
 	int str_ok;                  /* the section-name table is a usable SHT_STRTAB */
@@ -47,6 +49,9 @@ struct elf_facts {
  * cannot read.  Decides nothing else: see stamp_refusal. */
 int elf_facts_read(const unsigned char *buf, size_t len, struct elf_facts *f, char *why,
 		   size_t whylen);
+
+/* What a file with debug_only set is, for messages. */
+#define ELF_DEBUG_ONLY "a separate debug file (objcopy --only-keep-debug): its text is not in it"
 
 /* Why tiexec-stamp will not stamp this file (a short reason), or NULL. */
 const char *stamp_refusal(const struct elf_facts *f);

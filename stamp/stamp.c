@@ -192,7 +192,11 @@ static int do_check(const char *file)
 	}
 	if (f.len < SELFMAG || memcmp(f.buf, ELFMAG, SELFMAG) != 0) {
 		printf("%s: not an ELF file\n", file);
-	} else if (elf_facts_read(f.buf, f.len, &facts, why, sizeof(why)) != 0 || !facts.marked) {
+	} else if (elf_facts_read(f.buf, f.len, &facts, why, sizeof(why)) != 0) {
+		printf("%s: not stamped\n", file);
+	} else if (facts.debug_only) {
+		printf("%s: not a program: %s\n", file, ELF_DEBUG_ONLY);
+	} else if (!facts.marked) {
 		printf("%s: not stamped\n", file);
 	} else if (!facts.note_found) {
 		printf("%s: stamped, but its tiexec note is gone (llvm-strip and llvm-objcopy --strip-all "

@@ -136,6 +136,11 @@ int advise(const char *path, const char *cache_dir, struct advice *a, char *why,
 		return -1;
 	}
 	munmap(buf, (size_t)st.st_size);
+	if (ef.debug_only) {
+		snprintf(why, whylen, "%s", ELF_DEBUG_ONLY);
+		close(fd);
+		return -1;
+	}
 	a->text = ef.text;
 	a->aligned = ef.text_huge;
 	a->rounded = ef.text_round;

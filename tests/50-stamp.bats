@@ -513,6 +513,25 @@ refused() {
 	done
 }
 
+@test "a debug file (objcopy --only-keep-debug) of a stamped program is no program to either tool" {
+	cp "$FIXTURES/probe-pie" "$T/p"
+	"$STAMP" --min-text=0 "$T/p" 2>/dev/null
+	objcopy --only-keep-debug "$T/p" "$T/p.debug"
+	local what="a separate debug file (objcopy --only-keep-debug): its text is not in it"
+	run "$STAMP" --check "$T/p.debug"
+	[ "$status" -eq 1 ]
+	same "$T/p.debug: not a program: $what" "$output"
+	run --separate-stderr "$STAMP" "$T/p.debug"
+	[ "$status" -eq 2 ]
+	same "tiexec-stamp: '$T/p.debug': $what" "$stderr"
+	run "$BUILD/stat/tiexec-stat" --check "$T/p.debug"
+	[ "$status" -eq 1 ]
+	same "$T/p.debug: cannot tell: $what" "$output"
+	# The program itself still reads as stamped.
+	run "$STAMP" --check "$T/p"
+	[ "$status" -eq 0 ]
+}
+
 @test "the no-gain warning gives a small text in bytes, not as 0 KiB" {
 	printf 'int main(void) { return 0; }\n' | gcc -O2 -x c -o "$T/tiny" -
 	run --separate-stderr "$STAMP" "$T/tiny"
