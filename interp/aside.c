@@ -130,9 +130,13 @@ static int aside_dir(char **envp, char dir[DIR_MAX])
 	return fd;
 }
 
-/* What a copy is of, kept beside it in a file named "source": the
- * program's identity (inode, size, change time: a rebuild changes it),
- * the name it was run by (the copy's), and its resolved path, one a line. */
+/* What a copy is of, kept beside it in a file named RECORD: the program's
+ * identity (inode, size, change time: a rebuild changes it), the name it
+ * was run by (the copy's), and its resolved path, one a line.  A dot name,
+ * so that it is not a program's name; a program named RECORD itself gets
+ * the memfd copy. */
+#define RECORD ".source"
+
 struct origin {
 	struct msg line; /* the three lines */
 	struct msg key;  /* the copy's directory: the path's hash, in hex */
@@ -174,10 +178,10 @@ static int origin_of(int fd, const char *base, struct origin *o)
 	return 0;
 }
 
-/* The "source" record in dir, into m (NUL-terminated); its length or -1. */
+/* The RECORD in dir, into m (NUL-terminated); its length or -1. */
 static long read_source(int dir, struct msg *m)
 {
-	int f = (int)sys_openat(dir, "source", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
+	int f = (int)sys_openat(dir, RECORD, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
 	long n = f >= 0 ? sys_read(f, m->b, sizeof(m->b) - 1) : -1;
 
 	if (f >= 0)
@@ -235,7 +239,7 @@ static void prune(int top)
 				src.b[src.n - 1] = '\0';
 				if (sys_statx(TX_AT_FDCWD, path, 0, STATX_TYPE, &st) == -ENOENT) {
 					SC(__NR_unlinkat, k, base + 1, 0, 0, 0, 0);
-					SC(__NR_unlinkat, k, "source", 0, 0, 0, 0);
+					SC(__NR_unlinkat, k, RECORD, 0, 0, 0, 0);
 					SC(__NR_unlinkat, top, name, AT_REMOVEDIR, 0, 0, 0);
 				}
 			}
@@ -259,7 +263,7 @@ static int file_copy(int fd, const char *name, char **envp, const char **base, s
 	int top = aside_dir(envp, top_path), dir = -1;
 
 	*base = tx_basename(name);
-	if (top < 0 || !**base || strlen(*base) > 200 || origin_of(fd, *base, &o) < 0)
+	if (top < 0 || !**base || strlen(*base) > 200 || tx_streq(*base, RECORD) || origin_of(fd, *base, &o) < 0)
 		goto fail;
 	SC(__NR_mkdirat, top, o.key.b, 0700, 0, 0, 0);
 	dir = (int)sys_openat(top, o.key.b, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW, 0);
@@ -269,7 +273,7 @@ static int file_copy(int fd, const char *name, char **envp, const char **base, s
 	if (read_source(dir, &have) == (long)o.line.n && !memcmp(have.b, o.line.b, o.line.n) &&
 	    sys_statx(dir, *base, AT_SYMLINK_NOFOLLOW, STATX_TYPE, &cst) == 0 && (cst.stx_mode & S_IFMT) == S_IFREG)
 		goto done;
-	if (write_file(dir, *base, fd, NULL) < 0 || write_file(dir, "source", -1, &o.line) < 0)
+	if (write_file(dir, *base, fd, NULL) < 0 || write_file(dir, RECORD, -1, &o.line) < 0)
 		goto fail;
 	prune(top);
 done:

@@ -174,15 +174,13 @@ static void settings_from_env(struct exec *ex)
 	ex->ld_audit = env_get(ex->s.envp, "LD_AUDIT") != NULL;
 }
 
-/* From here a system call of ours that a filter refuses leads to fn(ex)
- * instead of an error (report_on_refused).  prctl, which sets the
- * program's name and command line at the end, is tried now: refused, it
- * would leave them ours. */
-static void on_refused(struct exec *ex, void (*fn)(void *))
+/* prctl, which sets the program's name and command line at the end, is
+ * tried early: refused, it would leave them ours, so fn(ex) runs now, as
+ * for any refused call (report_on_refused, registered before). */
+static void probe_prctl(struct exec *ex, void (*fn)(void *))
 {
 	char name[16];
 
-	report_on_refused(fn, ex);
 	long e = sys_prctl(PR_GET_NAME, (uint64_t)(uintptr_t)name, 0, 0, 0);
 	if (e == -EPERM || e == -ENOSYS)
 		fn(ex);
@@ -266,7 +264,10 @@ static void from_binfmt(struct exec *ex)
 	ex->execfn = ex->aux[AT_EXECFN] ? execfn_of(ex) : ex->path;
 	ex->prog.path = ex->path;
 	ex->prog.fd = has_fd && !ex->reexec ? (int)ex->aux[AT_EXECFD] : -1;
-	on_refused(ex, refused_step_aside);
+	/* From here a system call of ours that a filter refuses leads to a
+	 * copy instead of an error; the prctl probe waits for the program's
+	 * descriptor, which the copy is made from (a re-exec opens it). */
+	report_on_refused(refused_step_aside, ex);
 	if (ex->prog.fd >= 0) {
 		long e = image_stat(ex->prog.fd, &ex->prog.st);
 		if (e < 0)
@@ -274,6 +275,7 @@ static void from_binfmt(struct exec *ex)
 	} else {
 		ex->prog.fd = open_program(ex->path, &ex->prog.st);
 	}
+	probe_prctl(ex, refused_step_aside);
 	if (privileged(&ex->prog))
 		die(ex->path, "set-user-ID, set-group-ID or file capabilities: tiexec cannot run it with "
 			      "its privileges (remove the stamp: tiexec-stamp --remove)",
@@ -363,7 +365,8 @@ static void from_command_line(struct exec *ex)
 		path = ex->path_buf;
 	}
 	ex->path = ex->execfn = ex->prog.path = path;
-	on_refused(ex, refused_run_plainly);
+	report_on_refused(refused_run_plainly, ex);
+	probe_prctl(ex, refused_run_plainly);
 	long fd = image_open_exec(path, &ex->prog.st);
 	if (fd == -EACCES && sys_faccessat(TX_AT_FDCWD, path, X_OK) == 0) {
 		verbose_note(path, "not readable (execute-only): running it directly");

@@ -123,6 +123,16 @@ GDB_SCRIPT='gdb -q -batch -ex "break main" -ex run -ex bt "$0" 2>&1 | grep -E "^
 	rm -f hello2-s hello3-s
 	same $'hello\n2' "$output"
 	[ ! -e "$c" ]
+	# A program named like a copy's record file (.source beside it) gets a
+	# copy of its own, which runs.
+	cp hello-s source
+	local p
+	p=$(TMPDIR=$W/tmp "$TIEXEC" --aside-copy ./source)
+	rm -f source
+	[ "$(basename "$p")" = source ]
+	cmp <(tail -c +100 hello-s) <(tail -c +100 "$p")
+	[ "$("$p")" = hello ]
+	grep -qx "$W/source" "$(dirname "$p")/.source"
 }
 
 @test "gcore of copied text: unreadable by default (MADV_DONTDUMP), whole with 'set dump-excluded-mappings on'" {
