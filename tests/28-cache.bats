@@ -29,7 +29,7 @@ setup_file() {
 	# makes entries only for such files (the build directory may be
 	# private: a clone under mktemp -d).
 	mkdir "$C/fx"
-	for f in bl-lld libbl-lld.so perfhot-lld libperfhot-lld.so; do
+	for f in bl-lld libbl-lld.so perfhot-lld libperfhot-lld.so hdr-lld libhdr-lld.so; do
 		cp "$FIXTURES/$f" "$C/fx/"
 	done
 	chmod -R a+rX "$C/fx"
@@ -109,6 +109,27 @@ stop() {
 	run_t "$WARM" --config "$C/warm.conf" --check --json "$FX/libbl-lld.so"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *'"route":"cache"'*'"cache":"present"'* ]]
+}
+
+# lld --no-rosegment: the ELF header and the program headers lie in the
+# text that moves.  Its old place is mapped by nobody, so the entry's
+# headers are rewritten there (before, EINVAL, and the message named no
+# step).
+@test "an lld library whose ELF header lies in its text gets an entry; the entry's text is the file's" {
+	readelf -lW "$FX/libhdr-lld.so" | awk '$1 == "LOAD" && $8 == "E" { exit !($2 == "0x000000") }'
+	run_t "$WARM" --config "$C/warm.conf" "$FX/libhdr-lld.so"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "$FX/libhdr-lld.so: 4.0 MiB of text in the text cache (made now, "* ]]
+	entry=$(entry_of "$FX/libhdr-lld.so")
+	local off vaddr
+	read -r off vaddr < <(readelf -lW "$C/text/$entry" | awk '$1 == "LOAD" && $8 == "E" { print $2, $3 }')
+	[ $(((off - vaddr) % 2097152)) = 0 ]
+	# No program header points outside its segment (PT_PHDR followed).
+	[ -z "$(readelf -lW "$C/text/$entry" 2>&1 >/dev/null)" ]
+	# The text as the loader maps it from the entry holds the file's own
+	# ELF header, byte for byte.
+	cmp <(head -c 4096 "$FX/libhdr-lld.so") <(tail -c +$((off + 1)) "$C/text/$entry" | head -c 4096)
+	same "$(cd / && "$FX/hdr-lld" loop 100)" "$(cd / && TIEXEC_CACHE=$C/text "$TIEXEC" "$FX/hdr-lld" loop 100)"
 }
 
 @test "an lld library that ld.so put 2 MiB-aligned runs from its entry: no anonymous text, same output" {

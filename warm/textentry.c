@@ -199,12 +199,22 @@ static unsigned plan(const Elf64_Phdr *ph, unsigned n, uint64_t size, struct mov
 	return k;
 }
 
-/* Whether [lo, lo + len) shares a page with an executable segment: bytes
- * the loader may map from the entry, which must be the file's. */
-static int in_text(const Elf64_Phdr *ph, unsigned n, uint64_t lo, uint64_t len)
+static int moved(unsigned i, const struct move *mv, unsigned nmv)
+{
+	for (unsigned k = 0; k < nmv; k++)
+		if (mv[k].i == i)
+			return 1;
+	return 0;
+}
+
+/* Whether [lo, lo + len) shares a page with an executable segment that
+ * stays in place: bytes the loader maps from the entry, which must be the
+ * file's.  A moved segment's old place is mapped by nobody (lld's
+ * --no-rosegment puts the ELF header in text that moves). */
+static int in_text(const Elf64_Phdr *ph, unsigned n, const struct move *mv, unsigned nmv, uint64_t lo, uint64_t len)
 {
 	for (unsigned i = 0; i < n; i++)
-		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) && ph[i].p_filesz &&
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) && ph[i].p_filesz && !moved(i, mv, nmv) &&
 		    lo < up(ph[i].p_offset + ph[i].p_filesz, PAGE) && lo + len > down(ph[i].p_offset, PAGE))
 			return 1;
 	return 0;
@@ -276,20 +286,28 @@ static int patch(int fd, int t, const Elf64_Ehdr *eh, const Elf64_Phdr *ph, cons
 	memcpy(nph, ph, phsize);
 	for (unsigned k = 0; k < nmv; k++)
 		nph[mv[k].i].p_offset += mv[k].to - mv[k].from;
-	if (in_text(ph, eh->e_phnum, eh->e_phoff, phsize)) {
+	/* Headers of what lies inside a moved segment (PT_PHDR, PT_NOTE,
+	 * PT_GNU_EH_FRAME) follow it, as its sections do. */
+	for (unsigned j = 0; j < eh->e_phnum; j++)
+		for (unsigned k = 0; k < nmv && ph[j].p_type != PT_LOAD; k++) {
+			const Elf64_Phdr *p = &ph[mv[k].i];
+			if (ph[j].p_offset >= p->p_offset && ph[j].p_offset + ph[j].p_filesz <= p->p_offset + p->p_filesz)
+				nph[j].p_offset += mv[k].to - mv[k].from;
+		}
+	if (in_text(ph, eh->e_phnum, mv, nmv, eh->e_phoff, phsize)) {
 		neh.e_phoff = at;
 		at = up(at + phsize, 8);
 	}
 	if (eh->e_shoff && eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shnum && eh->e_shnum < SHN_LORESERVE &&
 	    (sh = malloc(shsize)) && pread(fd, sh, shsize, (off_t)eh->e_shoff) == (ssize_t)shsize) {
 		move_sections(sh, eh->e_shnum, ph, mv, nmv);
-		if (in_text(ph, eh->e_phnum, eh->e_shoff, shsize))
+		if (in_text(ph, eh->e_phnum, mv, nmv, eh->e_shoff, shsize))
 			neh.e_shoff = at;
 	} else {
 		free(sh);
 		sh = NULL;
 	}
-	if ((neh.e_phoff != eh->e_phoff || neh.e_shoff != eh->e_shoff) && in_text(ph, eh->e_phnum, 0, sizeof(*eh))) {
+	if ((neh.e_phoff != eh->e_phoff || neh.e_shoff != eh->e_shoff) && in_text(ph, eh->e_phnum, mv, nmv, 0, sizeof(*eh))) {
 		errno = EINVAL;
 		goto out;
 	}
@@ -409,8 +427,9 @@ static int same_text(int fd, int efd, const Elf64_Ehdr *eh, const Elf64_Phdr *ph
 	return 1;
 }
 
-/* The entry written to an unnamed file t in the cache. */
-static int write_entry(int fd, int t, uint64_t size, const Elf64_Ehdr *eh, const Elf64_Phdr *ph)
+/* The entry written to an unnamed file t in the cache; the step that
+ * failed in *step. */
+static int write_entry(int fd, int t, uint64_t size, const Elf64_Ehdr *eh, const Elf64_Phdr *ph, const char **step)
 {
 	struct move mv[TEXTCACHE_PH_MAX];
 	struct range *r;
@@ -418,29 +437,38 @@ static int write_entry(int fd, int t, uint64_t size, const Elf64_Ehdr *eh, const
 	const char *why;
 	unsigned nmv = plan(ph, eh->e_phnum, size, mv, &end);
 
+	*step = "laying it out";
 	if (overlapping(ph, eh->e_phnum))
 		return errno = ENOEXEC, -1;
+	*step = "reading its section headers";
 	int nr = content(fd, eh, ph, size, &r);
-	if (nr < 0 || ftruncate(t, (off_t)end) < 0) {
-		if (nr >= 0)
-			free(r);
+	if (nr < 0)
+		return -1;
+	*step = "sizing the entry";
+	if (ftruncate(t, (off_t)end) < 0) {
+		free(r);
 		return -1;
 	}
+	*step = "copying its content";
 	for (int i = 0; i < nr; i++)
 		if (copy_range(fd, t, r[i].lo, r[i].lo, r[i].hi - r[i].lo) < 0) {
 			free(r);
 			return -1;
 		}
 	free(r);
+	*step = "copying its text to congruent offsets";
 	for (unsigned k = 0; k < nmv; k++)
 		if (copy_range(fd, t, mv[k].from, mv[k].to, mv[k].len) < 0)
 			return -1;
+	*step = "writing the moved segments' headers (EINVAL: its ELF header lies in text that stays)";
 	if (patch(fd, t, eh, ph, mv, nmv, end) < 0)
 		return -1;
 	/* Checked before anyone can see it: the headers, and every byte of
 	 * the text where the loader will map it. */
+	*step = "checking the copy against the file";
 	if (textcache_layout(t, ph, eh->e_phnum, off, &why) < 0 || !same_text(fd, t, eh, ph, off))
 		return errno = EIO, -1;
+	*step = "making it read-only";
 	return fchmod(t, 0444);
 }
 
@@ -575,7 +603,7 @@ static int unchanged(int fd, const struct statx *st)
 	return 1;
 }
 
-enum te_result textentry_make(const char *dir, const char *path, int fd, uint64_t *bytes)
+enum te_result textentry_make(const char *dir, const char *path, int fd, uint64_t *bytes, const char **step)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[TEXTCACHE_PH_MAX];
@@ -585,19 +613,24 @@ enum te_result textentry_make(const char *dir, const char *path, int fd, uint64_
 
 	if (textentry_find(dir, fd, bytes) == TE_PRESENT)
 		return TE_PRESENT;
+	*step = "reading its headers";
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0 || read_headers(fd, &eh, ph) < 0 ||
 	    !textcache_name(&st, name, sizeof(name)))
 		return TE_FAILED;
 	settle(&st);
+	*step = "opening the cache directory";
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return TE_FAILED;
 	unlinkat(dfd, name, 0); /* a bad entry of that name */
+	*step = "creating an unnamed file in the cache (O_TMPFILE)";
 	int t = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0444);
 	enum te_result r = TE_FAILED;
-	if (t >= 0 && write_entry(fd, t, st.stx_size, &eh, ph) == 0 && unchanged(fd, &st)) {
+	if (t >= 0 && write_entry(fd, t, st.stx_size, &eh, ph, step) == 0 &&
+	    (*step = "checking that it did not change", unchanged(fd, &st))) {
 		record_source(dfd, name, path);
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", t);
+		*step = "naming the entry (linkat)";
 		if (linkat(AT_FDCWD, link, dfd, name, AT_SYMLINK_FOLLOW) == 0)
 			r = TE_MADE;
 		else if (errno == EEXIST)

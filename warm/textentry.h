@@ -24,9 +24,10 @@ int textentry_mount(const char *dir, const char *size, char *why, size_t n);
  * the source, made read-only and linked in under its name.  *bytes: its
  * size in memory.  TE_FAILED with errno (ENOSPC: the cache is full;
  * ENOEXEC: executable segments that overlap another loadable segment;
- * EAGAIN: the file changed while it was copied).  The caller makes sure
- * nobody has the file open for writing. */
-enum te_result textentry_make(const char *dir, const char *path, int fd, uint64_t *bytes);
+ * EAGAIN: the file changed while it was copied) and the step that failed
+ * in *step ("copying its content", ...).  The caller makes sure nobody
+ * has the file open for writing. */
+enum te_result textentry_make(const char *dir, const char *path, int fd, uint64_t *bytes, const char **step);
 
 /* Whether the file open at fd has a good entry, every byte of its text
  * compared with the file's: TE_PRESENT (its size in *bytes), TE_STALE (an

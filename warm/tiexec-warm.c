@@ -721,7 +721,7 @@ static uint64_t entry_estimate(const struct elf *e, uint64_t size)
  * cgroup that writes them, and one that did not fit would get tiexec-warm
  * OOM-killed.  TE_FAILED with textentry_make's errno (ENOMEM: no room). */
 static enum te_result cache_entry(const struct target *t, int fd, const struct elf *e, uint64_t size, uint64_t *bytes,
-				  uint64_t *huge, uint64_t *aligned)
+				  uint64_t *huge, uint64_t *aligned, const char **step)
 {
 	enum te_result r = textentry_find(cache.dir, fd, bytes);
 
@@ -730,13 +730,13 @@ static enum te_result cache_entry(const struct target *t, int fd, const struct e
 		memlimit_room(&m);
 		if (m.by != ML_NONE && entry_estimate(e, size) > m.room)
 			return errno = ENOMEM, TE_FAILED;
-		r = textentry_make(cache.dir, t->path, fd, bytes);
+		r = textentry_make(cache.dir, t->path, fd, bytes, step);
 	}
 	if (r == TE_FAILED || r == TE_STALE)
 		return r;
 	*huge = entry_huge(fd, e, aligned);
 	if (*huge < *aligned && !opt.check && r == TE_PRESENT && textentry_remove(cache.dir, fd) == 0) {
-		r = textentry_make(cache.dir, t->path, fd, bytes);
+		r = textentry_make(cache.dir, t->path, fd, bytes, step);
 		if (r != TE_FAILED)
 			*huge = entry_huge(fd, e, aligned);
 	}
@@ -772,8 +772,9 @@ static void cache_target(const struct target *t, int fd, const struct elf *e, ui
 {
 	uint64_t bytes = 0, huge = 0, aligned = 0, pieces, text = text_bytes(e, &pieces);
 	enum te_result r;
-	char refused[PATH_MAX + 256] = "";
-	int full = 0;
+	char refused[PATH_MAX + 256] = "", what[PATH_MAX + 256];
+	const char *step = "";
+	int full = 0, no_cache = 0;
 
 	if (!pieces) {
 		if (t->named || opt.verbose)
@@ -783,8 +784,8 @@ static void cache_target(const struct target *t, int fd, const struct elf *e, ui
 	if (!opt.check && refusal(t, fd, refused, sizeof(refused)))
 		r = TE_FAILED; /* refused[] says why */
 	else if (!opt.check && !cache_ready())
-		r = TE_FAILED;
-	else if ((r = cache_entry(t, fd, e, size, &bytes, &huge, &aligned)) == TE_FAILED && !opt.check) {
+		r = TE_FAILED, no_cache = 1; /* said once, by cache_ready */
+	else if ((r = cache_entry(t, fd, e, size, &bytes, &huge, &aligned, &step)) == TE_FAILED && !opt.check) {
 		if (errno == ENOSPC || errno == ENOMEM) {
 			full = 1;
 			struct nofit *nf = realloc(nofit, (nnofit + 1) * sizeof(*nf));
@@ -793,10 +794,11 @@ static void cache_target(const struct target *t, int fd, const struct elf *e, ui
 				nofit[nnofit++] = (struct nofit){ strdup(t->path), text };
 			}
 		} else {
-			fail(t->path, errno == ENOEXEC ? "cannot make its text cache entry: an executable segment overlaps another loadable segment"
-			     : errno == EAGAIN ? "cannot make its text cache entry: it changed while it was copied"
-					       : "cannot make its text cache entry",
-			     errno == ENOEXEC || errno == EAGAIN ? 0 : errno);
+			int err = errno;
+			snprintf(what, sizeof(what), "cannot make its text cache entry in '%s': %s%s", cache.dir, step,
+				 err == ENOEXEC ? ": an executable segment overlaps another loadable segment"
+				 : err == EAGAIN ? ": it changed while it was copied" : "");
+			fail(t->path, what, err == ENOEXEC || err == EAGAIN ? 0 : err);
 		}
 	}
 	const char *state = refused[0] ? "refused" : full ? "full" : opt.check && r == TE_FAILED ? "absent" : cache_word[r];
@@ -814,7 +816,8 @@ static void cache_target(const struct target *t, int fd, const struct elf *e, ui
 	if (r == TE_FAILED || r == TE_STALE)
 		printf("%s: %.1f MiB of text not in the text cache (%s%s)%s%s\n", t->path, text / 1048576.0,
 		       refused[0] ? "refused: " : full ? "the cache is full" : r == TE_STALE ? "its entry's text differs from the file's"
-		       : opt.check ? "no entry" : "failed", refused, why ? ": " : "", why ? why : "");
+		       : opt.check ? "no entry" : no_cache ? "failed: the text cache is not usable, as said above" : "failed",
+		       refused, why ? ", which it needs: " : "", why ? why : "");
 	else
 		printf("%s: %.1f MiB of text in the text cache (%s%s, %.1f of %.1f MiB in 2 MiB pages, %.1f MiB in memory): %s\n",
 		       t->path, text / 1048576.0, cache_word[r], r == TE_MADE ? " now" : "", huge / 1048576.0,
