@@ -11,19 +11,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "json.h"
 #include "mark.h"
 #include "perfmap.h"
+#include "../stamp/elfio.h"
 #include "procfs.h"
+#include "program.h"
 #include "smaps.h"
 
 extern char **environ;
 
+/* One program running through tiexec: its processes, its own text's
+ * whole 2 MiB pieces (per process), the least of them any of its
+ * processes has on 2 MiB pages, and how many have fewer than all. */
+struct program {
+	char *path;
+	uint64_t procs, aligned_kb, min_huge_kb, short_procs;
+};
+
 struct totals {
 	uint64_t procs, file_kb, cache_kb, copy_kb, small_kb;
+	uint64_t unreadable; /* processes whose smaps one may not read */
+	struct program *prog;
+	size_t nprog;
 };
 
 static int starts(const char *s, const char *prefix)
@@ -47,8 +62,58 @@ static int exe_stamped(long pid)
 	       (b[TIEXEC_MARK_PHOFF + 6] & (TIEXEC_MARK_FLAG >> 16));
 }
 
+/* kB of the whole 2 MiB pieces of the text of the program at path, as the
+ * loader places it (tiexec-stamp's reader); 0 if it cannot be read. */
+static uint64_t aligned_kb_of(const char *path)
+{
+	struct elf_facts ef;
+	struct stat st;
+	char why[256];
+	uint64_t kb = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		void *buf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (buf != MAP_FAILED) {
+			if (elf_facts_read(buf, (size_t)st.st_size, &ef, why, sizeof(why)) == 0)
+				kb = ef.text_huge >> 10;
+			munmap(buf, (size_t)st.st_size);
+		}
+	}
+	close(fd);
+	return kb;
+}
+
+/* The process of prog (malloc'ed, taken) with huge_kb of its own text on
+ * 2 MiB pages, into its program's line. */
+static void add_program(struct totals *t, char *prog, uint64_t huge_kb)
+{
+	struct program *p = NULL;
+
+	for (size_t i = 0; i < t->nprog && !p; i++)
+		if (!strcmp(t->prog[i].path, prog))
+			p = &t->prog[i];
+	if (p) {
+		free(prog);
+	} else {
+		struct program *more = realloc(t->prog, (t->nprog + 1) * sizeof(*more));
+		if (!more) {
+			free(prog);
+			return;
+		}
+		t->prog = more;
+		p = &t->prog[t->nprog++];
+		*p = (struct program){ prog, 0, aligned_kb_of(prog), UINT64_MAX, 0 };
+	}
+	p->procs++;
+	p->min_huge_kb = huge_kb < p->min_huge_kb ? huge_kb : p->min_huge_kb;
+	p->short_procs += huge_kb < p->aligned_kb;
+}
+
 /* One process: counted when it runs through tiexec, its executable
- * mappings' text by how it is on 2 MiB pages. */
+ * mappings' text by how it is on 2 MiB pages, and its program's own. */
 static void add_process(long pid, const char *cache_dir, struct totals *t)
 {
 	char path[64], *text, *exe;
@@ -56,7 +121,10 @@ static void add_process(long pid, const char *cache_dir, struct totals *t)
 	struct smaps s;
 
 	snprintf(path, sizeof(path), "/proc/%ld/smaps", pid);
-	if (read_all(path, &text, &len) != 0)
+	int e = read_all(path, &text, &len);
+	if (e == EACCES || e == EPERM)
+		t->unreadable++;
+	if (e)
 		return;
 	int ok = smaps_parse(text, len, &s) == 0;
 	free(text);
@@ -64,7 +132,7 @@ static void add_process(long pid, const char *cache_dir, struct totals *t)
 	exe = read_exe(path);
 	int ours = exe_is_loader(exe);
 	free(exe);
-	struct totals p = { 1, 0, 0, 0, 0 };
+	struct totals p = { .procs = 1 };
 	for (size_t i = 0; ok && i < s.n; i++) {
 		const struct smaps_map *m = &s.map[i];
 		if (!smaps_is_exec(m) || starts(m->path, "[vdso]") || starts(m->path, "[vsyscall]"))
@@ -81,9 +149,16 @@ static void add_process(long pid, const char *cache_dir, struct totals *t)
 		p.copy_kb += m->anon_huge_kb + smaps_hugetlb_kb(m) + (cache ? 0 : m->shmem_pmd_kb);
 		p.small_kb += m->size_kb - (smaps_huge_kb(m) < m->size_kb ? smaps_huge_kb(m) : m->size_kb);
 	}
-	smaps_free(&s);
-	if (!ok || !(ours || exe_stamped(pid)))
+	if (!ok || !(ours || exe_stamped(pid))) {
+		smaps_free(&s);
 		return;
+	}
+	char *prog = program_of(pid, cache_dir);
+	if (*prog)
+		add_program(t, prog, program_huge_kb(&s, prog, cache_dir));
+	else
+		free(prog);
+	smaps_free(&s);
 	t->procs += p.procs;
 	t->file_kb += p.file_kb;
 	t->cache_kb += p.cache_kb;
@@ -197,9 +272,34 @@ static void trace_counters(FILE *f, const char *path)
 		fclose(in);
 }
 
-int prom_write(FILE *f, const struct prom_sources *src)
+/* The per-program lines: what holds as the number of processes changes. */
+static void programs(FILE *f, const struct totals *t)
 {
-	struct totals t = { 0, 0, 0, 0, 0 };
+	static const struct {
+		const char *name, *help;
+	} m[] = {
+		{ "tiexec_program_processes", "Processes of each program running through tiexec (the file that holds its entry point)." },
+		{ "tiexec_program_text_aligned_bytes", "The program's own text in whole 2 MiB pieces: what one process of it can have on 2 MiB pages." },
+		{ "tiexec_program_text_huge_min_bytes", "The least of the program's own text that any of its processes has on 2 MiB pages." },
+		{ "tiexec_program_processes_short", "Processes of the program with less than all its whole 2 MiB pieces on 2 MiB pages." },
+	};
+	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
+		head(f, m[k].name, "gauge", m[k].help);
+		for (size_t i = 0; i < t->nprog; i++) {
+			const struct program *p = &t->prog[i];
+			uint64_t v = k == 0 ? p->procs : k == 1 ? p->aligned_kb * 1024 : k == 2 ? p->min_huge_kb * 1024 : p->short_procs;
+			fprintf(f, "%s{program=\"", m[k].name);
+			label(f, p->path);
+			fprintf(f, "\"} %" PRIu64 "\n", v);
+		}
+	}
+}
+
+int prom_write(FILE *f, const struct prom_sources *src, uint64_t *unreadable)
+{
+	struct totals t;
+
+	memset(&t, 0, sizeof(t));
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 
@@ -222,6 +322,14 @@ int prom_write(FILE *f, const struct prom_sources *src)
 	fprintf(f, "tiexec_text_huge_bytes{way=\"copy\"} %" PRIu64 "\n", t.copy_kb * 1024);
 	head(f, "tiexec_text_small_bytes", "gauge", "Executable text of those processes left on 4 KiB pages, summed over them.");
 	fprintf(f, "tiexec_text_small_bytes %" PRIu64 "\n", t.small_kb * 1024);
+	head(f, "tiexec_processes_unreadable", "gauge",
+	     "Processes whose /proc/PID/smaps could not be read (tiexec-stat not run as root): left out of every count.");
+	fprintf(f, "tiexec_processes_unreadable %" PRIu64 "\n", t.unreadable);
+	programs(f, &t);
+	for (size_t i = 0; i < t.nprog; i++)
+		free(t.prog[i].path);
+	free(t.prog);
+	*unreadable = t.unreadable;
 	if (src->warm && *src->warm)
 		warm_state(f, src->warm);
 	trace_counters(f, src->trace_counters);

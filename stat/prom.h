@@ -5,6 +5,11 @@
  *   tiexec_text_huge_bytes{way}           their text on 2 MiB pages: file,
  *                                         cache, copy (summed over them)
  *   tiexec_text_small_bytes               their text left on 4 KiB pages
+ *   tiexec_processes_unreadable           processes one may not read
+ *   tiexec_program_processes{program}, tiexec_program_text_aligned_bytes,
+ *   tiexec_program_text_huge_min_bytes, tiexec_program_processes_short
+ *                                         per program: what holds as the
+ *                                         number of its processes changes
  *   tiexec_warm_text_bytes{path,route,state}  tiexec-warm's files
  *   tiexec_trace_up, tiexec_starts_total{outcome},
  *   tiexec_fallbacks_total{reason}        tiexec-trace's counters
@@ -13,6 +18,7 @@
  * names tiexec, or it maps tiexec's copies or text cache entries. */
 #pragma once
 
+#include <stdint.h>
 #include <stdio.h>
 
 struct prom_sources {
@@ -21,5 +27,6 @@ struct prom_sources {
 	const char *trace_counters; /* tiexec-trace --counters' file */
 };
 
-/* Writes every metric to f.  0, or -1 (/proc unreadable, a write error). */
-int prom_write(FILE *f, const struct prom_sources *src);
+/* Writes every metric to f; the processes whose smaps could not be read
+ * in *unreadable.  0, or -1 (/proc unreadable, a write error). */
+int prom_write(FILE *f, const struct prom_sources *src, uint64_t *unreadable);

@@ -19,6 +19,7 @@
 
 #include "perfmap.h"
 #include "procfs.h"
+#include "program.h"
 #include "prom.h"
 #include "json.h"
 #include "smaps.h"
@@ -269,122 +270,6 @@ static void print_json(long pid, const char *comm, const char *exe, const struct
 
 enum mode { M_HUMAN, M_JSON, M_PERF_MAP, M_CHECK };
 
-/* The file mapped at addr in the process (its maps text), malloc'ed, or
- * NULL: a file, not the loader and not a text cache entry -- tiexec's copy
- * of the program's text is named after the program it copies. */
-static char *file_at(const char *maps, uint64_t addr)
-{
-	size_t n = strlen(cache_dir);
-
-	for (const char *l = maps; *l;) {
-		const char *eol = strchr(l, '\n');
-		size_t len = eol ? (size_t)(eol - l) : strlen(l);
-		unsigned long lo, hi;
-		int at = 0;
-		if (sscanf(l, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &at) == 2 && at && addr >= lo && addr < hi) {
-			char *p = strndup(l + at, len - (size_t)at), *r = NULL;
-			if (p && !strncmp(p, "[anon:tiexec:", 13) && p[strlen(p) - 1] == ']')
-				r = strndup(p + 13, strlen(p) - 14);
-			else if (p && p[0] == '/' && !(n && !strncmp(p, cache_dir, n) && p[n] == '/') && !exe_is_loader(p))
-				r = strdup(p);
-			free(p);
-			return r;
-		}
-		l += len + (eol != NULL);
-	}
-	return NULL;
-}
-
-/* The program, from the process's aux vector: the file mapped where its
- * entry point (AT_ENTRY) or its program headers (AT_PHDR) are.  tiexec
- * gives the program the aux vector of a direct exec, and nothing the
- * program does to its argv or environment (a process title) or a fork
- * changes it.  malloc'ed, or NULL. */
-static char *program_from_auxv(long pid)
-{
-	char path[64], *aux, *maps, *r = NULL;
-	size_t alen, mlen;
-	uint64_t entry = 0, phdr = 0;
-
-	snprintf(path, sizeof(path), "/proc/%ld/auxv", pid);
-	if (read_all(path, &aux, &alen) != 0)
-		return NULL;
-	for (size_t i = 0; i + 16 <= alen; i += 16) {
-		uint64_t k, v;
-		memcpy(&k, aux + i, 8);
-		memcpy(&v, aux + i + 8, 8);
-		if (k == AT_ENTRY)
-			entry = v;
-		else if (k == AT_PHDR)
-			phdr = v;
-	}
-	free(aux);
-	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
-	if (read_all(path, &maps, &mlen) != 0)
-		return NULL;
-	if (entry)
-		r = file_at(maps, entry);
-	if (!r && phdr)
-		r = file_at(maps, phdr);
-	free(maps);
-	return r;
-}
-
-/* The program a process runs: /proc/PID/exe, unless that names tiexec (an
- * ordinary user's process without the opt-in); then the file its aux
- * vector's entry point lies in; then the TIEXEC_EXE hint tiexec left in its
- * environment (gone from a forked child's, or overwritten by a process
- * title).  malloc'ed; "" if unknown. */
-static char *program_of(long pid)
-{
-	char path[64], *exe, *env, *aux;
-	size_t len;
-
-	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
-	exe = read_exe(path);
-	if (!exe_is_loader(exe))
-		return exe;
-	if ((aux = program_from_auxv(pid))) {
-		free(exe);
-		return aux;
-	}
-	snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
-	if (read_all(path, &env, &len) != 0)
-		return exe;
-	/* TIEXEC_EXE=PID:/absolute/path, for this PID (a child's is stale). */
-	char want[32];
-	int wn = snprintf(want, sizeof(want), "TIEXEC_EXE=%ld:", pid);
-	for (size_t i = 0; i < len; i += strlen(env + i) + 1)
-		if (!strncmp(env + i, want, (size_t)wn)) {
-			free(exe);
-			exe = strdup(env + i + wn);
-			break;
-		}
-	free(env);
-	return exe;
-}
-
-/* kB of prog's own text on 2 MiB pages: its file mappings, tiexec's copies
- * of it ([anon:tiexec:PROG]) and its text cache entry. */
-static uint64_t program_huge_kb(const struct smaps *s, const char *prog)
-{
-	char anon[PATH_MAX + 32], entry[PATH_MAX + TEXTCACHE_NAME_MAX] = "", name[TEXTCACHE_NAME_MAX];
-	struct statx st;
-	uint64_t kb = 0;
-
-	snprintf(anon, sizeof(anon), "[anon:tiexec:%s]", prog);
-	if (*cache_dir && statx(AT_FDCWD, prog, 0, STATX_BASIC_STATS, &st) == 0 &&
-	    textcache_name(&st, name, sizeof(name)))
-		snprintf(entry, sizeof(entry), "%s/%s", cache_dir, name);
-	for (size_t i = 0; i < s->n; i++) {
-		const struct smaps_map *m = &s->map[i];
-		if (smaps_is_exec(m) && (!strcmp(m->path, prog) || !strcmp(m->path, anon) ||
-					 (*entry && !strcmp(m->path, entry))))
-			kb += smaps_huge_kb(m);
-	}
-	return kb;
-}
-
 static int report(long pid, enum mode mode, int first)
 {
 	char path[64], *text = NULL;
@@ -422,8 +307,8 @@ static int report(long pid, enum mode mode, int first)
 		return ST_FAILED;
 	}
 	if (mode == M_CHECK) {
-		char *prog = program_of(pid);
-		int r = *prog ? check_running(pid, prog, program_huge_kb(&s, prog), cache_dir) : 1;
+		char *prog = program_of(pid, cache_dir);
+		int r = *prog ? check_running(pid, prog, program_huge_kb(&s, prog, cache_dir), cache_dir) : 1;
 		if (!*prog)
 			printf("%ld: cannot tell which program it runs\n", pid);
 		free(prog);
@@ -551,15 +436,23 @@ static int prometheus(const char *output)
 		}
 		fchmod(fd, 0644);
 	}
-	int r = prom_write(f, &src);
+	uint64_t unreadable = 0;
+	int r = prom_write(f, &src, &unreadable);
+	/* Said, and a failure, for an ordinary user, whose metrics leave out
+	 * the processes of others (they would read as zeros).  Root is told
+	 * by tiexec_processes_unreadable alone: a sandbox's own PID 1 may be
+	 * closed even to root, and that is no reason to fail every scrape. */
+	if (geteuid() != 0 && unreadable)
+		fprintf(stderr, "tiexec-stat: cannot read /proc/PID/smaps of %" PRIu64 " processes (permission denied): "
+				"they are left out (run it as root)\n", unreadable);
 	if (!output)
-		return r == 0 && fflush(stdout) == 0 ? ST_OK : ST_FAILED;
+		return r == 0 && fflush(stdout) == 0 && (!unreadable || !geteuid()) ? ST_OK : ST_FAILED;
 	if (fclose(f) != 0 || r != 0 || rename(tmp, output) != 0) {
 		fprintf(stderr, "tiexec-stat: '%s': %s\n", output, r ? "cannot read /proc" : strerror(errno));
 		unlink(tmp);
 		return ST_FAILED;
 	}
-	return ST_OK;
+	return unreadable && geteuid() ? ST_FAILED : ST_OK;
 }
 
 int main(int argc, char **argv)

@@ -41,6 +41,18 @@ metric() {
 	awk -v m="$1" '$1 == m { print $2 }' <<<"$2"
 }
 
+# query_until PORT QUERY: prometheus's answer to QUERY once it has a
+# result (up to 30 s), else its last answer.
+query_until() {
+	local answer=
+	for _ in $(seq 300); do
+		answer=$(curl -sf "http://127.0.0.1:$1/api/v1/query" --data-urlencode "query=$2" || true)
+		grep -q '"result":\[{' <<<"$answer" && break
+		sleep 0.1
+	done
+	echo "$answer"
+}
+
 # free_port: a TCP port nothing listens on, on 127.0.0.1.
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -77,6 +89,53 @@ free_port() {
 	[ "$status" -eq 2 ]
 }
 
+# Per program, what holds as its process count changes (#40: a sum over
+# processes grew with idle connections): an ordinary user's program whose
+# forked child wrote a process title over its environment (postgres's
+# backends), and one more process of it run with --strategy=off.
+@test "--prometheus: per program, its processes, its whole pieces, the least on 2 MiB pages, those short" {
+	D=$(mktemp -d /tmp/tiexec-prom.XXXXXX)
+	chmod 755 "$D"
+	cp "$FIXTURES/bigtext-pie" "$D/prog"
+	cp "$TIEXEC" "$D/tiexec"
+	"$BUILD/stamp/tiexec-stamp" "$D/prog"
+	chmod -R a+rX "$D"
+	coproc P { exec setpriv --reuid=65534 --regid=65534 --clear-groups env TIEXEC_CACHE= "$D/tiexec" "$D/prog" child-title 3>&-; }
+	CPIDS+=("$P_PID")
+	local line ready
+	read -r -t 60 line <&"${P[0]}" || true
+	[[ "$line" =~ ^child\ ([0-9]+)$ ]]
+	read -r -t 60 ready <&"${P[0]}" || true
+	[ "$ready" = ready ]
+	run --separate-stderr env TIEXEC_CACHE= TIEXEC_WARM= TIEXEC_TRACE_COUNTERS="$T/none" "$STAT" --prometheus
+	echo "$output"
+	[ "$status" -eq 0 ]
+	promtool check metrics <<<"$output"
+	local l="{program=\"$D/prog\"}" aligned
+	[ "$(metric "tiexec_program_processes$l" "$output")" = 2 ]
+	aligned=$(metric "tiexec_program_text_aligned_bytes$l" "$output")
+	[ "$aligned" -ge $((62 << 20)) ]
+	[ "$(metric "tiexec_program_text_huge_min_bytes$l" "$output")" = "$aligned" ]
+	[ "$(metric "tiexec_program_processes_short$l" "$output")" = 0 ]
+	# One more, on 4 KiB pages: the least drops, one is short.
+	hold env TIEXEC_CACHE= "$TIEXEC" --strategy=off "$D/prog"
+	run --separate-stderr env TIEXEC_CACHE= TIEXEC_WARM= TIEXEC_TRACE_COUNTERS="$T/none" "$STAT" --prometheus
+	[ "$(metric "tiexec_program_processes$l" "$output")" = 3 ]
+	[ "$(metric "tiexec_program_text_aligned_bytes$l" "$output")" = "$aligned" ]
+	[ "$(metric "tiexec_program_text_huge_min_bytes$l" "$output")" = 0 ]
+	[ "$(metric "tiexec_program_processes_short$l" "$output")" = 1 ]
+	# An ordinary user cannot read the others' processes: said, status 1,
+	# and counted, not shown as zeros.
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups env TIEXEC_CACHE= TIEXEC_WARM= \
+		TIEXEC_TRACE_COUNTERS="$T/none" "$STAT" --prometheus
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "tiexec-stat: cannot read /proc/PID/smaps of "[1-9]*" processes (permission denied): they are left out (run it as root)" ]]
+	[ "$(metric tiexec_processes_unreadable "$output")" -ge 1 ]
+	exec {P[1]}>&-
+	rm -rf "$D"
+}
+
 @test "--prometheus: tiexec-warm's files and tiexec-trace's counters" {
 	[ "$(id -u)" = 0 ] || skip_unsupported "tiexec-trace needs root"
 	[ -x "$BUILD/bpf/tiexec-trace" ] || skip_unsupported "tiexec-trace is not built"
@@ -109,7 +168,7 @@ free_port() {
 	grep -qE "^tiexec_warm_text_bytes\{path=\"$FIXTURES/bigtext-pie\",route=\"file\",state=\"warm\"\} [0-9]+$" <<<"$m"
 }
 
-@test "node_exporter serves the metrics, prometheus scrapes them and answers a query" {
+@test "node_exporter serves the metrics, prometheus scrapes them, loads the rules, answers the dashboard's queries" {
 	command -v prometheus-node-exporter >/dev/null && command -v prometheus >/dev/null ||
 		skip_unsupported "prometheus and prometheus-node-exporter are not installed (scripts/test installs them)"
 	mkdir -p "$T/textfile" "$T/db"
@@ -124,9 +183,13 @@ free_port() {
 	grep -E '^tiexec_text_huge_bytes\{way="copy"\} ' "$T/ne.out"
 	grep -qx 'node_textfile_scrape_error 0' "$T/ne.out"
 	pr=$(free_port)
+	cp "$ROOT/packaging/prometheus/tiexec-rules.yml" "$T/"
 	cat >"$T/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $T/tiexec-rules.yml
 scrape_configs:
   - job_name: node
     static_configs:
@@ -135,15 +198,45 @@ EOF
 	prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/db" \
 		--web.listen-address="127.0.0.1:$pr" >"$T/prom.log" 2>&1 &
 	PIDS+=("$!")
-	local answer=
-	for _ in $(seq 300); do
-		answer=$(curl -sf "http://127.0.0.1:$pr/api/v1/query" --data-urlencode 'query=tiexec_text_huge_bytes{way="copy"}' || true)
-		grep -q '"result":\[{' <<<"$answer" && break
-		sleep 0.1
-	done
+	local answer
+	answer=$(query_until "$pr" 'tiexec_text_huge_bytes{way="copy"}')
 	echo "$answer"
 	[[ "$answer" =~ \"value\":\[[0-9.]+,\"([0-9]+)\"\] ]] || { tail -5 "$T/prom.log"; return 1; }
 	[ "${BASH_REMATCH[1]}" -ge $((62 << 20)) ]
+	# The rules are loaded, healthy; the recording rule answers 1 for the
+	# program (all its pieces on 2 MiB pages).
+	curl -sf "http://127.0.0.1:$pr/api/v1/rules" >"$T/rules.json"
+	[ "$(jq '[.data.groups[].rules[] | select(.health == "ok")] | length' "$T/rules.json")" = 4 ]
+	answer=$(query_until "$pr" 'tiexec:program_huge_ratio')
+	echo "$answer"
+	[[ "$answer" == *'"program":"'"$FIXTURES"'/bigtext-static"'*'"value":['*',"1"]'* ]]
+	# Every query of the Grafana dashboard runs, and all but the warm
+	# files' (none configured here) answer something.
+	local q n=0
+	while IFS= read -r q; do
+		q=${q//\$instance/.*}
+		answer=$(curl -sf "http://127.0.0.1:$pr/api/v1/query" --data-urlencode "query=$q")
+		echo "$q: $answer"
+		[[ "$answer" == '{"status":"success"'* ]]
+		[[ "$q" == tiexec_warm_* || "$answer" == *'"result":[{'* ]]
+		n=$((n + 1))
+	done < <(jq -r '.panels[].targets[].expr' "$ROOT/packaging/grafana/tiexec-dashboard.json")
+	[ "$n" -ge 6 ]
+}
+
+@test "the alert rules pass promtool's checks and their own unit tests" {
+	promtool check rules "$ROOT/packaging/prometheus/tiexec-rules.yml"
+	cd "$ROOT/packaging/prometheus"
+	run promtool test rules tiexec-rules.test.yml
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# The unit tests check what they claim: a rule that sums over
+	# processes fires when only the process count changes.
+	sed 's/expr: tiexec_program_processes_short > 0/expr: tiexec_program_processes > 8/' tiexec-rules.yml >"$T/tiexec-rules.yml"
+	cp tiexec-rules.test.yml "$T/"
+	run promtool test rules "$T/tiexec-rules.test.yml"
+	[ "$status" -ne 0 ]
+	jq -e '.panels | length >= 6' "$ROOT/packaging/grafana/tiexec-dashboard.json"
 }
 
 @test "tiexec-metrics.service is no more exposed than tiexec-warm.service; both bound their run time" {
