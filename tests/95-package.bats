@@ -87,9 +87,13 @@ teardown() {
 		echo -1 >"$BINFMT/tiexec" || true
 	fi
 	[ -e /var/lib/binfmts/tiexec ] && update-binfmts --package tiexec --unimport tiexec >/dev/null 2>&1 || true
+	if [ -e "$STATE/run-tiexec" ]; then
+		umount /run/tiexec/text 2>/dev/null || true
+		rm -rf /run/tiexec
+	fi
 	# Unmount only what we mounted, and only after the rule is gone (rules
 	# outlive an unmount of the root namespace's binfmt_misc).
-	if [ -e "$STATE/mounted" ]; then
+	if [ -e "$STATE/mounted" ] && mountpoint -q "$BINFMT"; then
 		umount "$BINFMT" || true
 	fi
 }
@@ -158,6 +162,9 @@ fix_binary yes" "$(grep -v '^#' "$fmt")"
 
 # take_machine: refuse a machine that has tiexec already; from here on the
 # teardown restores; mount binfmt_misc if it is not.
+# take_machine [leave-mount]: refuses a machine with tiexec on it; mounts
+# binfmt_misc where it is not, unless asked to leave that to the package
+# (teardown unmounts it all the same).
 take_machine() {
 	export DEBIAN_FRONTEND=noninteractive
 	if present tiexec || present tiexec-trace || [ -e "$BINFMT/tiexec" ]; then
@@ -165,7 +172,7 @@ take_machine() {
 	fi
 	touch "$STATE/touched"
 	if ! mountpoint -q "$BINFMT"; then
-		mount -t binfmt_misc binfmt_misc "$BINFMT"
+		[ "${1:-}" = leave-mount ] || mount -t binfmt_misc binfmt_misc "$BINFMT"
 		touch "$STATE/mounted"
 	fi
 }
@@ -189,7 +196,9 @@ stop_waiting() {
 }
 
 @test "apt-get install registers the rule, stamped programs run on huge pages; purge removes it all" {
-	take_machine
+	take_machine leave-mount
+	local own_mount=
+	mountpoint -q "$BINFMT" || own_mount=1
 	# Which way the postinst registers: systemd-binfmt (POF), binfmt-support
 	# (its format file cannot say O: PF), else tiexec-binfmt (POF).
 	local flags=POF
@@ -207,6 +216,15 @@ stop_waiting() {
 	done >"$STATE/new-dirs"
 	for d in "${pkgs[@]}"; do dpkg-deb -c "$d"; done | awk '$1 !~ /^d/ { print $6 }' |
 		sed 's|^\./|/|' >"$STATE/files"
+
+	# Without systemd: an empty /run/tiexec/text that was there before,
+	# which purge must leave (the text cache is mounted on it below).
+	local cached=
+	if [ ! -e /run/tiexec ] && [ ! -d /run/systemd/system ] && [ -x "$FIXTURES/bl-lld" ]; then
+		cached=1
+		mkdir -m 755 /run/tiexec /run/tiexec/text
+		touch "$STATE/run-tiexec"
+	fi
 
 	run apt-get -o DPkg::Lock::Timeout=300 install -y "${pkgs[@]}"
 	echo "$output"
@@ -240,9 +258,7 @@ stop_waiting() {
 	# maps an lld library's text from it.  Purge unmounts it.
 	[ -e /lib/systemd/system/run-tiexec-text.mount ]
 	grep -q '^Requires=run-tiexec-text.mount' /lib/systemd/system/tiexec-warm.service
-	local cached=
-	if [ ! -e /run/tiexec/text ] && [ ! -d /run/systemd/system ] && [ -x "$FIXTURES/bl-lld" ]; then
-		cached=1
+	if [ -n "$cached" ]; then
 		# Where everyone may read them, as a file must be to get an entry.
 		local fx
 		fx=$(mktemp -d /run/tiexec-pkg-fx.XXXXXX)
@@ -287,12 +303,45 @@ stop_waiting() {
 	awk '$1 == "total" { exit !($3 > 0) }' <<<"$output"
 	stop_waiting
 
+	# What the package's services would leave: the metrics file for
+	# node_exporter, tiexec-trace's counters.
+	local prom=/var/lib/prometheus/node-exporter/tiexec.prom made_prom=
+	if [ -d "${prom%/*}" ] && [ ! -e "$prom" ]; then
+		made_prom=1
+		/usr/bin/tiexec-stat --prometheus --output "$prom"
+	fi
+	[ -z "$TRACE_DEB" ] || { [ -d /run/tiexec ] || mkdir -m 755 /run/tiexec; : >/run/tiexec/trace.counters; }
+	# An ordinary user's process through the loader (its exe link names
+	# the loader): purge names it.
+	local ud
+	ud=$(mktemp -d /tmp/tiexec-pkg-user.XXXXXX)
+	chmod 755 "$ud"
+	cp "$w/big" "$ud/big"
+	chmod 755 "$ud/big"
+	coproc U { exec setpriv --reuid=65534 --regid=65534 --clear-groups "$ud/big" wait 3>&-; }
+	CPID=$U_PID
+	local ready=
+	read -r -t 60 ready <&"${U[0]}" || true
+	[ "$ready" = ready ]
+	[ "$(readlink "/proc/$CPID/exe")" = /usr/libexec/tiexec/tiexec ]
+
 	# Purge: the rule, every file and the new directories go.
 	local purge=(tiexec)
 	[ -n "$TRACE_DEB" ] && purge=(tiexec-trace tiexec)
-	run apt-get -o DPkg::Lock::Timeout=300 purge -y "${purge[@]}"
+	run --separate-stderr apt-get -o DPkg::Lock::Timeout=300 purge -y "${purge[@]}"
 	echo "$output"
+	echo "stderr: $stderr"
 	[ "$status" -eq 0 ]
+	# (dpkg may pass the scripts' stderr on as output.)
+	[[ "$output$stderr" == *"tiexec: these processes still run through the removed loader; restart them to run plainly: $CPID (big)"* ]]
+	exec {U[1]}>&-
+	wait "$CPID" || true
+	CPID=
+	rm -rf "$ud"
+	[ -z "$made_prom" ] || [ ! -e "$prom" ]
+	[ ! -e /run/tiexec/trace.counters ]
+	# binfmt_misc: unmounted where the package mounted it.
+	[ -z "$own_mount" ] || ! mountpoint -q "$BINFMT" || false
 	[ ! -e "$BINFMT/tiexec" ]
 	[ ! -e /var/lib/binfmts/tiexec ]
 	while read -r f; do
@@ -303,8 +352,11 @@ stop_waiting() {
 	done <"$STATE/new-dirs"
 	if present tiexec || present tiexec-trace; then echo "still known to dpkg"; return 1; fi
 	if [ -n "$cached" ]; then
+		# Unmounted; the directories that were there before stay.
 		! mountpoint -q /run/tiexec/text || false
-		[ ! -e /run/tiexec ]
+		[ -d /run/tiexec/text ] && [ ! -e /run/tiexec/kept ]
+		rmdir /run/tiexec/text /run/tiexec
+		rm -f "$STATE/run-tiexec"
 	fi
 
 	# The stamped program runs plainly again.
