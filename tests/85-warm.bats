@@ -75,6 +75,17 @@ cached_kb() {
 	[[ "$output" == "pmd $(aligned_kb "$D/lib.so") "* ]]
 }
 
+# #40 nit 9: Debian names postgres by a symbolic link (.../bin/postmaster);
+# the report and the metrics name the file itself.
+@test "warm: a file named by a symbolic link is reported by the file's own path" {
+	ln -sf lib.so "$D/link.so"
+	run "$WARM" --check "$D/link.so"
+	[[ "$output" == "$D/lib.so: "* ]]
+	run "$WARM" --check --json "$D/link.so"
+	[[ "$output" == '{"path":"'"$D"'/lib.so",'* ]]
+	rm -f "$D/link.so"
+}
+
 @test "warm: a second run reads nothing from disk and changes nothing" {
 	run_t "$WARM" "$D/lib.so"
 	[ "$status" -eq 0 ]
