@@ -135,3 +135,24 @@ void layout_outer(const struct seg *s, unsigned n, unsigned i, uint64_t lim_lo, 
 	*a = lo;
 	*b = hi;
 }
+
+uint64_t layout_file_huge(const Elf64_Phdr *ph, unsigned phnum, uint64_t file_size, int dyn)
+{
+	struct seg segs[TX_PH_MAX];
+	uint64_t bias = 0, huge = 0, a, b;
+	unsigned n = layout_segs(ph, phnum, 0, file_size, segs, TX_PH_MAX);
+	int t = layout_main_text(segs, n);
+
+	if (t < 0)
+		return 0;
+	if (dyn)
+		bias = (segs[t].offset - segs[t].vaddr) & (TX_HUGE - 1);
+	n = layout_segs(ph, phnum, bias, file_size, segs, TX_PH_MAX);
+	for (unsigned i = 0; i < n; i++) {
+		if (!(segs[i].flags & PF_X) || !layout_file_congruent(&segs[i]))
+			continue;
+		layout_inner(&segs[i], &a, &b);
+		huge += b - a;
+	}
+	return huge;
+}

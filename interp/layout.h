@@ -72,6 +72,13 @@ void layout_inner(const struct seg *s, uint64_t *a, uint64_t *b);
 void layout_outer(const struct seg *s, unsigned n, unsigned i, uint64_t lim_lo, uint64_t lim_hi,
 		  uint64_t *a, uint64_t *b);
 
+/* What the file strategy gives a program (tiexec-stat's prediction, from
+ * the loader's own arithmetic): bytes of its executable segments' whole
+ * 2 MiB pieces that lie congruent to their file offsets once placed.  An
+ * ET_DYN program (dyn) is placed with its largest text segment congruent
+ * to its file (image.c, text_anchor); an ET_EXEC one where it says. */
+uint64_t layout_file_huge(const Elf64_Phdr *ph, unsigned phnum, uint64_t file_size, int dyn);
+
 /* Whether a segment is placed congruent to its file offset modulo 2 MiB, so
  * that page cache huge folios can be mapped into it by PMDs. */
 static inline int layout_file_congruent(const struct seg *s)

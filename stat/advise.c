@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 
 #include "../stamp/elfio.h"
 #include "fsfolio.h"
+#include "layout.h"
 #include "mark.h"
 #include "textcache.h"
 #include "thpenv.h"
@@ -40,20 +42,31 @@ static uint64_t hugetlb_free(void)
 	return (uint64_t)n * HUGE;
 }
 
-/* file: zero copy where the page cache holds 2 MiB folios and the text is
- * congruent to its offset. */
-static void way_file(int fd, const struct elf_facts *ef, struct way *w)
+/* file: zero copy where the page cache holds 2 MiB folios, for the pieces
+ * the loader places congruent to their file offsets (layout_file_huge: a
+ * PIE's text wherever its p_vaddr lies, as lld links it). */
+static void way_file(int fd, const unsigned char *buf, const struct elf_facts *ef, struct way *w)
 {
 	struct fs_info fi;
+	uint64_t huge = 0, n = ef->phnum;
+	Elf64_Phdr *ph = NULL;
+
+	/* The table as the loader reads it: plain numbering, in the file. */
+	if (ef->phentsize == sizeof(Elf64_Phdr) && n < PN_XNUM && n <= TX_PH_MAX && ef->phoff <= ef->size &&
+	    n * sizeof(Elf64_Phdr) <= ef->size - ef->phoff && (ph = malloc(n * sizeof(Elf64_Phdr) + 1))) {
+		memcpy(ph, buf + ef->phoff, n * sizeof(Elf64_Phdr));
+		huge = layout_file_huge(ph, (unsigned)n, ef->size, ef->type == ET_DYN);
+	}
+	free(ph);
 
 	fs_folios(fd, &fi);
-	if (ef->text_incongruent) {
+	if (!huge) {
 		snprintf(w->why, sizeof(w->why), "its text is not congruent to its file offset modulo 2 MiB");
 	} else if (fi.folios == FS_FOLIOS_NO) {
 		snprintf(w->why, sizeof(w->why), "%s keeps 4 KiB folios in the page cache on Linux %u.%u", fi.name,
 			 fi.major, fi.minor);
 	} else {
-		w->huge = ef->text_huge;
+		w->huge = huge;
 		if (fi.folios == FS_FOLIOS_UNKNOWN)
 			snprintf(w->why, sizeof(w->why), "%s: not known to hold 2 MiB folios; tried first", fi.name);
 	}
@@ -135,8 +148,8 @@ int advise(const char *path, const char *cache_dir, struct advice *a, char *why,
 		close(fd);
 		return -1;
 	}
-	munmap(buf, (size_t)st.st_size);
 	if (ef.debug_only) {
+		munmap(buf, (size_t)st.st_size);
 		snprintf(why, whylen, "%s", ELF_DEBUG_ONLY);
 		close(fd);
 		return -1;
@@ -150,7 +163,8 @@ int advise(const char *path, const char *cache_dir, struct advice *a, char *why,
 	a->round_out = a->stamped && (ef.policy.flags & TIEXEC_POLICY_ROUND_OUT);
 	if (a->stamped)
 		policy_format(&ef.policy, a->policy, sizeof(a->policy));
-	way_file(fd, &ef, &a->way[WAY_FILE]);
+	way_file(fd, buf, &ef, &a->way[WAY_FILE]);
+	munmap(buf, (size_t)st.st_size);
 	way_cache(fd, cache_dir, &ef, &a->way[WAY_CACHE]);
 	way_copy(&ef, hugetlb_free(), &a->way[WAY_THP], &a->way[WAY_HUGETLB]);
 	close(fd);

@@ -319,6 +319,25 @@ in_rule_ns() {
 	[ "$status" -ne 90 ] || skip_unsupported "no private binfmt_misc instance (needs Linux >= 6.7)"
 }
 
+# #40 nit 7: an lld-linked PIE's text is not congruent to its file offset
+# at its p_vaddr, but the loader places the PIE congruent to its file; the
+# prediction comes from the loader's arithmetic (layout_file_huge).
+@test "--advise: an lld-linked PIE gets the page cache's 2 MiB folios, as the loader places it" {
+	command -v ld.lld >/dev/null || skip_unsupported "lld is not installed"
+	GENTEXT_LD=lld "$ROOT/tests/fixtures/gentext.sh" "$W/lldpie" 8 pie
+	readelf -lW "$W/lldpie" | awk '$1 == "LOAD" && $8 == "E" { exit !($2 != $3) }' # incongruent p_vaddr
+	local way huge
+	read -r way huge < <(loader_result "$W/lldpie")
+	echo "the loader: $way $huge"
+	run env TIEXEC_CACHE= "$STAT" --advise "$W/lldpie"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$way" = file ] || [ "$way" = thp ] # file where the page cache gives 2 MiB folios
+	grep -qE "^  auto: $way;" <<<"$output"
+	grep -qE "^  $way +$huge +" <<<"$output"
+	[ "$way" != file ] || grep -qE "^  file +6\.0  none \(the page cache, shared\)" <<<"$output"
+}
+
 @test "--check PROG: not stamped, no rule, no gain, --strategy=off fail; a stamped program with the rule passes" {
 	cp "$FIXTURES/bigtext-pie" "$W/big"
 	cp "$FIXTURES/probe-pie" "$W/small"
