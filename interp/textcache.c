@@ -10,8 +10,6 @@
 #include "sys.h"
 
 #define TC_HUGE (2ULL << 20)
-#define TC_O_NOFOLLOW 0400000
-#define TC_AT_SYMLINK_NOFOLLOW 0x100
 
 static size_t put(char *out, size_t at, size_t n, const char *s)
 {
@@ -85,7 +83,7 @@ const char *textcache_dir_untrusted(const char *dir)
 		for (size_t i = 0; i < len; i++)
 			p[i] = dir[i];
 		p[len] = '\0';
-		if (sys_statx(TX_AT_FDCWD, p, TC_AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MODE | STATX_UID, &st) < 0)
+		if (sys_statx(TX_AT_FDCWD, p, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MODE | STATX_UID, &st) < 0)
 			return "there is no cache directory (tiexec-warm makes it)";
 		const char *why = owner_why(&st, 0);
 		if (why)
@@ -120,7 +118,7 @@ int textcache_open(const char *dir, const char *name, const char **why)
 		return -1;
 	}
 	p[n] = '\0';
-	fd = (int)sys_openat(TX_AT_FDCWD, p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | TC_O_NOFOLLOW, 0);
+	fd = (int)sys_openat(TX_AT_FDCWD, p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0);
 	if (fd < 0) {
 		*why = fd == -ENOENT ? NULL : fd == -ELOOP ? "the entry is a symbolic link" : "the entry cannot be opened";
 		return -1;

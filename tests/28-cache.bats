@@ -38,7 +38,7 @@ setup_file() {
 teardown_file() {
 	[ -f "$BATS_FILE_TMPDIR/c" ] || return 0
 	C=$(cat "$BATS_FILE_TMPDIR/c")
-	for m in "$C/text" "$C/small/text" "$C/split" "$C/ramfs"; do
+	for m in "$C/text" "$C/small/text" "$C/tiny" "$C/split" "$C/ramfs"; do
 		mountpoint -q "$m" && umount "$m"
 	done
 	rm -rf "$C" /var/lib/tiexec-cache-test.* /tmp/tiexec-cache-user.*
