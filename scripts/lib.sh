@@ -32,6 +32,9 @@ TEST_PACKAGES=(g++ golang-go bats libc6-dev util-linux libcap2-bin attr acl node
 	btrfs-progs squashfs-tools squashfuse bindfs
 	linux-perf gdb redis-server redis-tools "$(python_testsuite_package)" postgresql
 	podman runc busybox-static prometheus prometheus-node-exporter llvm cmake)
+# scripts/test --fast: what its suites need (lld and clang: the text
+# cache's lld-linked fixtures and ASan; acl: the trust rule's ACL cases).
+FAST_PACKAGES=(g++ bats libc6-dev util-linux libcap2-bin attr acl lld clang strace)
 # scripts/package: the Debian tools, rpmbuild, scdoc (man pages) and what
 # tiexec-trace is built with.
 PACKAGE_PACKAGES=(dpkg-dev debhelper fakeroot lintian rpm file scdoc clang bpftool libbpf-dev)
