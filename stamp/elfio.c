@@ -24,6 +24,8 @@
 #include "elfio.h"
 #include "why.h"
 
+#include "arch_reloc.h" /* ARCH_ELF_MACHINE, ARCH_NAME: the loader's machine */
+
 #include <elf.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -158,7 +160,7 @@ int elf_facts_read(const unsigned char *buf, size_t len, struct elf_facts *f, ch
 	if (len < EI_NIDENT || memcmp(buf, ELFMAG, SELFMAG) != 0)
 		return fail(why, whylen, "not an ELF file");
 	if (buf[EI_CLASS] != ELFCLASS64 || buf[EI_DATA] != ELFDATA2LSB)
-		return fail(why, whylen, "not an x86-64 program");
+		return fail(why, whylen, "not an " ARCH_NAME " program");
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return fail(why, whylen, "libelf: %s", elf_errmsg(-1));
 	/* Read only: libelf does not write to an image it is given to read. */
@@ -168,8 +170,8 @@ int elf_facts_read(const unsigned char *buf, size_t len, struct elf_facts *f, ch
 		     elf ? elf_errmsg(-1) : "");
 		goto out;
 	}
-	if (eh.e_machine != EM_X86_64) {
-		fail(why, whylen, "not an x86-64 program");
+	if (eh.e_machine != ARCH_ELF_MACHINE) {
+		fail(why, whylen, "not an " ARCH_NAME " program");
 		goto out;
 	}
 	f->type = eh.e_type;

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "needed.h"
 
+#include "arch_reloc.h"
+
 #include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -59,14 +61,15 @@ struct dyn {
 	char *rpath, *runpath;
 };
 
-/* Whether path is an object ld.so would load here: ELF, 64-bit, x86-64. */
+/* Whether path is an object ld.so would load here: ELF, 64-bit, the
+ * loader's machine (ARCH_ELF_MACHINE, little-endian as both arches are). */
 static int loadable(const char *path)
 {
 	unsigned char h[20];
 	struct stat st;
 	int fd = trust_open(path, NULL, &st); /* no FIFO, no device */
 	int ok = fd >= 0 && pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) && !memcmp(h, ELFMAG, SELFMAG) &&
-		 h[EI_CLASS] == ELFCLASS64 && h[EI_DATA] == ELFDATA2LSB && h[18] == EM_X86_64 && h[19] == 0;
+		 h[EI_CLASS] == ELFCLASS64 && h[EI_DATA] == ELFDATA2LSB && h[18] == (ARCH_ELF_MACHINE & 0xff) && h[19] == (ARCH_ELF_MACHINE >> 8);
 
 	if (fd >= 0)
 		close(fd);

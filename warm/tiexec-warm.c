@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch_reloc.h"
 #include "cacheconv.h"
 #include "fsfolio.h"
 #include "json.h"
@@ -258,7 +259,7 @@ struct elf {
 };
 
 /* Reads fd's ELF and program headers into *e; 0, or -1 with *why when the
- * file is not an x86-64 program or shared library. */
+ * file is not a program or shared library of the loader's machine. */
 static int read_elf(int fd, struct elf *e, const char **why)
 {
 	const Elf64_Ehdr *eh = &e->eh;
@@ -267,8 +268,8 @@ static int read_elf(int fd, struct elf *e, const char **why)
 		*why = "not an ELF file";
 		return -1;
 	}
-	if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64) {
-		*why = "not an x86-64 ELF file";
+	if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != ARCH_ELF_MACHINE) {
+		*why = "not an " ARCH_NAME " ELF file";
 		return -1;
 	}
 	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) {
