@@ -244,7 +244,8 @@ static char *resolve(const char *name, const struct dyn *obj, const char *origin
 
 void needed_libs(const char *prog, int (*add)(const char *path))
 {
-	static const char *const defaults[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+	/* ld.so's built-in directories, after /etc/ld.so.conf's. */
+	static const char *const defaults[] = {"/lib/" ARCH_MULTIARCH, "/usr/lib/" ARCH_MULTIARCH,
 					       "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
 	struct strs dirs = {0}, seen = {0}, queue = {0};
 	struct dyn pd;
