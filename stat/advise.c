@@ -128,15 +128,25 @@ static enum advice_way auto_way(const struct advice *a)
 
 int advise(const char *path, const char *cache_dir, struct advice *a, char *why, size_t whylen)
 {
-	struct elf_facts ef;
-	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
+	if (fd < 0) {
+		memset(a, 0, sizeof(*a));
+		snprintf(why, whylen, "%s", strerror(errno));
+		return -1;
+	}
+	return advise_fd(fd, cache_dir, a, why, whylen);
+}
+
+int advise_fd(int fd, const char *cache_dir, struct advice *a, char *why, size_t whylen)
+{
+	struct elf_facts ef;
+	struct stat st;
+
 	memset(a, 0, sizeof(*a));
-	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-		snprintf(why, whylen, "%s", fd < 0 ? strerror(errno) : "not a regular file");
-		if (fd >= 0)
-			close(fd);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		snprintf(why, whylen, "%s", "not a regular file");
+		close(fd);
 		return -1;
 	}
 	void *buf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -32,5 +32,8 @@ struct advice {
  * none).  0, or -1 with a reason in why (not readable, not an ELF
  * program). */
 int advise(const char *path, const char *cache_dir, struct advice *a, char *why, size_t whylen);
+/* The same for the file open at fd, which it closes (for a caller that
+ * opens with flags of its own). */
+int advise_fd(int fd, const char *cache_dir, struct advice *a, char *why, size_t whylen);
 
 extern const char *const advice_way_name[WAY_N];

@@ -11,15 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "advise.h"
 #include "json.h"
 #include "mark.h"
 #include "perfmap.h"
-#include "../stamp/elfio.h"
 #include "procfs.h"
 #include "program.h"
 #include "smaps.h"
@@ -62,28 +60,16 @@ static int exe_stamped(long pid)
 	       (b[TIEXEC_MARK_PHOFF + 6] & (TIEXEC_MARK_FLAG >> 16));
 }
 
-/* kB of the whole 2 MiB pieces of the text of the program at path, as the
- * loader places it (tiexec-stamp's reader); 0 if it cannot be read. */
+/* kB of the whole 2 MiB pieces of the program's text at path (what
+ * --advise calls aligned); 0 if it cannot be read.  Opened without
+ * following a symbolic link or blocking on a FIFO put at that path. */
 static uint64_t aligned_kb_of(const char *path)
 {
-	struct elf_facts ef;
-	struct stat st;
+	struct advice a;
 	char why[256];
-	uint64_t kb = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
 
-	if (fd < 0)
-		return 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		void *buf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (buf != MAP_FAILED) {
-			if (elf_facts_read(buf, (size_t)st.st_size, &ef, why, sizeof(why)) == 0)
-				kb = ef.text_huge >> 10;
-			munmap(buf, (size_t)st.st_size);
-		}
-	}
-	close(fd);
-	return kb;
+	return fd >= 0 && advise_fd(fd, "", &a, why, sizeof(why)) == 0 ? a.aligned >> 10 : 0;
 }
 
 /* The process of prog (malloc'ed, taken) with huge_kb of its own text on
