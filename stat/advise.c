@@ -128,7 +128,9 @@ static enum advice_way auto_way(const struct advice *a)
 
 int advise(const char *path, const char *cache_dir, struct advice *a, char *why, size_t whylen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Non-blocking: a FIFO at path is refused as not a regular file
+	 * instead of hanging the open. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0) {
 		memset(a, 0, sizeof(*a));

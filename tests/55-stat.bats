@@ -307,6 +307,12 @@ loader_result() {
 	run --separate-stderr "$STAT" --advise "$W/missing"
 	[ "$status" -eq 1 ]
 	same "tiexec-stat: '$W/missing': No such file or directory" "$stderr"
+	# A FIFO: refused at once, not waited on.
+	mkfifo "$W/fifo"
+	run --separate-stderr timeout 10 "$STAT" --advise "$W/fifo"
+	rm -f "$W/fifo"
+	[ "$status" -eq 1 ]
+	same "tiexec-stat: '$W/fifo': not a regular file" "$stderr"
 }
 
 # in_rule_ns 'CODE': CODE as root of a fresh user + mount namespace with
