@@ -39,8 +39,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "../interp/mark.h"
-#include "../stat/json.h"
+#include "mark.h"
+#include "policy.h"
+#include "json.h"
 #include "tiexec-trace.h"
 #include "tiexec-trace.skel.h"
 
@@ -169,7 +170,6 @@ static int find_loader(struct stat *st, char *given, size_t given_size)
 
 /* ---- rows ---- */
 
-static const char *const strategy_names[] = { "auto", "file", "thp", "hugetlb", "off" };
 
 /* What the libraries stage of one exec reported. */
 struct libs_seen {
@@ -255,12 +255,12 @@ static const char *used_mechanism(const struct row *r)
 
 static void strategy_column(char *b, size_t n, int strategy, const char *used)
 {
-	if (strategy < 0 || strategy >= 5)
+	if (strategy < 0 || strategy > ST_OFF)
 		snprintf(b, n, "-");
 	else if (strategy == 0 && used)
 		snprintf(b, n, "auto:%s", used);
 	else
-		snprintf(b, n, "%s", strategy_names[strategy]);
+		snprintf(b, n, "%s", strategy_name((uint32_t)strategy));
 }
 
 static void json_libs(const struct row *r)
@@ -486,8 +486,8 @@ static void emit(const struct row *r)
 	uint64_t real_ns = r->boot_ns + (uint64_t)realtime_minus_boot_ns;
 	time_t sec = (time_t)(real_ns / 1000000000ull);
 	struct tm tm;
-	bool known_strategy = r->strategy >= 0 && r->strategy < 5;
-	const char *strategy = known_strategy ? strategy_names[r->strategy] : NULL;
+	bool known_strategy = r->strategy >= 0 && r->strategy <= ST_OFF;
+	const char *strategy = known_strategy ? strategy_name((uint32_t)r->strategy) : NULL;
 	const char *used = used_mechanism(r);
 	uint64_t small = r->sizes && r->text > r->huge ? r->text - r->huge : 0;
 	char abs[PATH_MAX + TX_PATH_BYTES];
@@ -718,7 +718,7 @@ static void emit_loaded(const struct tx_loaded *e, bool have_exec, uint64_t exec
 	r.libs = libs;
 	if (e->p.has_reason)
 		snprintf(r.note, sizeof(r.note), "fallback: %.*s", TX_REASON_BYTES, e->p.reason);
-	else if (!r.remapped && e->strategy != TIEXEC_STRATEGY_OFF)
+	else if (!r.remapped && e->strategy != ST_OFF)
 		snprintf(r.note, sizeof(r.note), "below min-text");
 	emit(&r);
 }

@@ -450,7 +450,7 @@ void image_open_interp(const struct image *prog, struct image *interp)
 	image_read_headers(interp, 1, 0);
 }
 
-/* The policy note of a marked program (interp/mark.h), into note_o.  Reads
+/* The policy note of a marked program (common/mark.h), into note_o.  Reads
  * the section headers from the end (tiexec-stamp appends its section), at
  * most 32 at a time, and only notes of a sane size. */
 void image_read_note(const struct image *im, struct opts *note_o)

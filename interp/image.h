@@ -41,7 +41,7 @@ struct image {
  * reason.  Returns 1 instead if it is a
  * "#!" script and scripts_ok. */
 int image_read_headers(struct image *im, int is_interp, int scripts_ok);
-/* The program's policy note, when it is marked (interp/mark.h), into
+/* The program's policy note, when it is marked (common/mark.h), into
  * *note (defaults otherwise). */
 void image_read_note(const struct image *im, struct opts *note);
 /* Opens a file to be executed as the kernel's open_exec() would, and only

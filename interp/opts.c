@@ -7,18 +7,6 @@
 #include "layout.h"
 #include "mark.h"
 
-const char *strategy_name(enum strategy s)
-{
-	switch (s) {
-	case ST_AUTO: return "auto";
-	case ST_FILE: return "file";
-	case ST_THP: return "thp";
-	case ST_HUGETLB: return "hugetlb";
-	case ST_OFF: return "off";
-	default: return "?";
-	}
-}
-
 void opts_default(struct opts *o)
 {
 	o->verbose = 0;
@@ -53,27 +41,17 @@ void opts_merge(struct opts *dst, const struct opts *src)
 enum opts_note_err opts_note(struct opts *o, const void *desc, size_t len)
 {
 	struct tiexec_policy p;
-	const unsigned char *d = desc;
 
-	if (len < 8)
-		return OPT_NOTE_SHORT;
-	memset(&p, 0xff, sizeof(p));
-	for (size_t i = 0; i < len && i < sizeof(p); i++)
-		((unsigned char *)&p)[i] = d[i];
-	if (p.version != TIEXEC_POLICY_VERSION)
-		return OPT_NOTE_VERSION;
-	if (p.size < 8 || p.size > len)
+	switch (policy_decode(desc, len, &p)) {
+	case POLICY_OK: break;
+	case POLICY_SHORT: return OPT_NOTE_SHORT;
+	case POLICY_VERSION: return OPT_NOTE_VERSION;
+	case POLICY_BAD: /* fall through */
+	default: return OPT_NOTE_BAD;
+	}
+	if ((p.flags & TIEXEC_POLICY_LIBS) && (p.flags & TIEXEC_POLICY_NO_LIBS))
 		return OPT_NOTE_BAD;
-	/* Only what was written: a field past `size` is unset. */
-	if (p.size < offsetof(struct tiexec_policy, flags) + 4)
-		p.flags = 0;
-	if (p.size < offsetof(struct tiexec_policy, strategy) + 4)
-		p.strategy = TIEXEC_UNSET32;
-	if (p.size < offsetof(struct tiexec_policy, min_text) + 8)
-		p.min_text = TIEXEC_UNSET64;
 	if (p.strategy != TIEXEC_UNSET32) {
-		if (p.strategy > ST_OFF)
-			return OPT_NOTE_BAD;
 		o->strategy = (enum strategy)p.strategy;
 		o->set |= OPT_STRATEGY;
 	}
@@ -90,55 +68,10 @@ enum opts_note_err opts_note(struct opts *o, const void *desc, size_t len)
 		o->set |= OPT_LAZY;
 	}
 	if (p.flags & (TIEXEC_POLICY_LIBS | TIEXEC_POLICY_NO_LIBS)) {
-		if ((p.flags & TIEXEC_POLICY_LIBS) && (p.flags & TIEXEC_POLICY_NO_LIBS))
-			return OPT_NOTE_BAD;
 		o->libs = (p.flags & TIEXEC_POLICY_LIBS) != 0;
 		o->set |= OPT_LIBS;
 	}
 	return OPT_NOTE_OK;
-}
-
-int opts_strategy(const char *s, enum strategy *out)
-{
-	for (int i = ST_AUTO; i <= ST_OFF; i++) {
-		if (tx_streq(s, strategy_name((enum strategy)i))) {
-			*out = (enum strategy)i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-int opts_size(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-	const char *p = s;
-
-	if (*p < '0' || *p > '9')
-		return -1;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		uint64_t d = (uint64_t)(*p - '0');
-		if (v > UINT64_MAX / 10 || (v == UINT64_MAX / 10 && d > UINT64_MAX % 10))
-			return -1;
-		v = v * 10 + d;
-	}
-	unsigned shift = 0;
-	switch (*p) {
-	case 'k': case 'K': shift = 10; p++; break;
-	case 'm': case 'M': shift = 20; p++; break;
-	case 'g': case 'G': shift = 30; p++; break;
-	default: break;
-	}
-	if (shift && *p == 'i' && p[1] == 'B')
-		p += 2;
-	else if (*p == 'B')
-		p++;
-	if (*p)
-		return -1;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -1;
-	*out = v << shift;
-	return 0;
 }
 
 int opts_bool(const char *s)
@@ -165,11 +98,11 @@ enum opts_env_err opts_env(struct opts *o, const char *e)
 		o->round_out = opts_bool(v);
 		o->set |= OPT_ROUND_OUT;
 	} else if ((v = tx_skip(e, "STRATEGY="))) {
-		if (opts_strategy(v, &o->strategy))
+		if (strategy_parse(v, &o->strategy))
 			return OPT_ENV_BAD;
 		o->set |= OPT_STRATEGY;
 	} else if ((v = tx_skip(e, "MIN_TEXT="))) {
-		if (opts_size(v, &o->min_text))
+		if (size_parse(v, &o->min_text))
 			return OPT_ENV_BAD;
 		o->set |= OPT_MIN_TEXT;
 	}
@@ -232,13 +165,13 @@ int opts_argv(struct opts *o, int argc, char **argv, const char **bad, const cha
 		} else if (tx_streq(a, "--aside-copy")) {
 			o->aside_copy = 1;
 		} else if ((v = option_value(a, "--strategy", argc, argv, &i, why))) {
-			if (opts_strategy(v, &o->strategy)) {
+			if (strategy_parse(v, &o->strategy)) {
 				*why = "must be auto, file, thp, hugetlb or off";
 				return -1;
 			}
 			o->set |= OPT_STRATEGY;
 		} else if ((v = option_value(a, "--min-text", argc, argv, &i, why))) {
-			if (opts_size(v, &o->min_text)) {
+			if (size_parse(v, &o->min_text)) {
 				*why = "must be a size such as 4M or 2097152";
 				return -1;
 			}

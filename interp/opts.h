@@ -1,5 +1,5 @@
 /* Settings, lowest precedence first: defaults, the program's own note
- * (interp/mark.h), TIEXEC_* environment variables, command-line options.
+ * (common/mark.h), TIEXEC_* environment variables, command-line options.
  * Each source fills a struct opts and marks what it set; opts_merge layers
  * them.  Pure parsing, unit-tested. */
 #pragma once
@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum strategy { ST_AUTO, ST_FILE, ST_THP, ST_HUGETLB, ST_OFF };
+#include "policy.h" /* enum strategy, strategy_name, strategy_parse, size_parse */
 
 struct opts {
 	int verbose;
@@ -37,13 +37,7 @@ enum opts_note_err { OPT_NOTE_OK = 0, OPT_NOTE_SHORT, OPT_NOTE_VERSION, OPT_NOTE
  * Fields beyond its `size`, or unset, are left alone. */
 enum opts_note_err opts_note(struct opts *o, const void *desc, size_t len);
 
-const char *strategy_name(enum strategy s);
 void opts_default(struct opts *o);
-/* "auto", "file", ...: 0 on success, -1 if unknown. */
-int opts_strategy(const char *s, enum strategy *out);
-/* A size: digits with an optional K, M or G suffix (powers of 1024, an
- * optional trailing "iB" or "B" allowed).  0 on success, -1 if malformed. */
-int opts_size(const char *s, uint64_t *out);
 /* A boolean from the environment: "", "0", "no", "false", "off" are false. */
 int opts_bool(const char *s);
 

@@ -6,7 +6,7 @@
  *          thp_bytes, hugetlb_bytes, elapsed_ns, reason, cache_bytes)
  *       just before the loader jumps to the program (or, with
  *       TX_MODE_LIBS in mode, to its dynamic linker); strategy is a
- *       TIEXEC_STRATEGY_* value (interp/mark.h), reason NULL or why
+ *       ST_* value (common/mark.h), reason NULL or why
  *       something fell back.
  *   direct(path, reason)
  *       just before the loader execve()s the program plainly.

@@ -296,7 +296,7 @@ const char *stamp_refusal(const struct elf_facts *f)
 				       : "an unreadable tiexec note (run --remove first)";
 		if (f->note_in_segment)
 			return "the tiexec note is in a loadable segment: cannot rewrite it";
-		if (f->desc_len < STAMP_DESC_SIZE)
+		if (f->desc_len < POLICY_DESC_SIZE)
 			return "the tiexec note is too short (run --remove first)";
 		return NULL;
 	}
@@ -353,7 +353,7 @@ static int stamp_new(const unsigned char *buf, const struct elf_facts *f,
 	memcpy(o, buf, f->size);
 
 	p.version = TIEXEC_POLICY_VERSION;
-	p.size = STAMP_DESC_SIZE;
+	p.size = POLICY_DESC_SIZE;
 	p.orig_size = f->size;
 	p.orig_shoff = f->shoff;
 	p.orig_shnum = f->shnum;
@@ -377,7 +377,7 @@ static int stamp_new(const unsigned char *buf, const struct elf_facts *f,
 		put64(sht + (size_t)l.shstrndx * SHDR_SIZE + 32, l.str_size);
 	}
 	put_shdr(sht + (size_t)l.note_ndx * SHDR_SIZE, (uint32_t)l.note_name, SHT_NOTE, l.note_off,
-		 STAMP_NOTE_SIZE, STAMP_NOTE_ALIGN);
+		 POLICY_NOTE_SIZE, POLICY_NOTE_ALIGN);
 
 	put64(o + EH_SHOFF, l.sht_off);
 	put16(o + EH_SHENTSIZE, SHDR_SIZE);
@@ -409,7 +409,7 @@ int stamp_build(const unsigned char *buf, const struct elf_facts *f,
 		return fail(why, whylen, "out of memory");
 	memcpy(o, buf, f->size);
 	p.version = TIEXEC_POLICY_VERSION;
-	p.size = STAMP_DESC_SIZE;
+	p.size = POLICY_DESC_SIZE;
 	p.orig_size = f->policy.orig_size;
 	p.orig_shoff = f->policy.orig_shoff;
 	p.orig_shnum = f->policy.orig_shnum;
@@ -436,7 +436,7 @@ static unsigned char *exact_original(const unsigned char *buf, const struct elf_
 	char why[128];
 	int same;
 
-	if (!f->note_ok || p->size < STAMP_DESC_SIZE || p->orig_size < sizeof(Elf64_Ehdr) ||
+	if (!f->note_ok || p->size < POLICY_DESC_SIZE || p->orig_size < sizeof(Elf64_Ehdr) ||
 	    p->orig_size > f->size || (p->orig_flags0 & TIEXEC_MARK_FLAG))
 		return NULL;
 	orig = malloc((size_t)p->orig_size);

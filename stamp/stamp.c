@@ -1,5 +1,5 @@
 /* tiexec-stamp: marks programs to be run through tiexec by binfmt_misc, with
- * a policy (interp/mark.h); checks and removes the mark.  The only part of
+ * a policy (common/mark.h); checks and removes the mark.  The only part of
  * tiexec-stamp that prints. */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -247,13 +247,13 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_STRATEGY:
-			if (strategy_from_name(optarg, &want.strategy) != 0)
+			if (strategy_parse(optarg, &want.strategy) != 0)
 				return bad_usage("--strategy: '%s': not auto, file, thp, hugetlb or off",
 						 optarg);
 			policy_given = 1;
 			break;
 		case O_MIN_TEXT:
-			if (size_parse(optarg, &want.min_text) != 0)
+			if (size_parse(optarg, &want.min_text) != 0 || want.min_text == TIEXEC_UNSET64)
 				return bad_usage("--min-text: '%s': not a size such as 4M or 2097152",
 						 optarg);
 			policy_given = 1;

@@ -1,7 +1,7 @@
 /* tiexec-stat --advise and --check PROG: what each strategy would give (see
  * advise.h).  The program's facts come from tiexec-stamp's reader
  * (stamp/elfio.c: the text, its whole and touched 2 MiB pieces, the stamp);
- * the machine's from the loader's own checks (interp/fsfolio.c,
+ * the machine's from the loader's own checks (common/fsfolio.c,
  * textcache.c, thpenv.c), so that the advice is what the loader decides. */
 #define _GNU_SOURCE
 #include "advise.h"
@@ -24,7 +24,11 @@
 
 #define HUGE (2ULL << 20)
 
-const char *const advice_way_name[WAY_N] = { "file", "cache", "thp", "hugetlb" };
+const char *advice_way_name(enum advice_way w)
+{
+	static const char *const name[WAY_N] = { "file", "cache", "thp", "hugetlb" };
+	return w < WAY_N ? name[w] : "none";
+}
 
 /* HugePages_Free of /proc/meminfo, in bytes of 2 MiB pages. */
 static uint64_t hugetlb_free(void)

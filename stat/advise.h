@@ -20,7 +20,7 @@ struct way {
 struct advice {
 	uint64_t text, aligned, rounded; /* bytes: text, its whole 2 MiB pieces, those it touches */
 	int stamped;                     /* the marker bit and a readable note */
-	int strategy;                    /* the stamp's TIEXEC_STRATEGY_*, or -1 */
+	int strategy;                    /* the stamp's ST_*, or -1 */
 	uint64_t min_text;               /* the stamp's, or the loader's default */
 	int round_out;                   /* the stamp says --round-out */
 	char policy[160];                /* the stamp's policy, as tiexec-stamp --check says it */
@@ -36,4 +36,5 @@ int advise(const char *path, const char *cache_dir, struct advice *a, char *why,
  * opens with flags of its own). */
 int advise_fd(int fd, const char *cache_dir, struct advice *a, char *why, size_t whylen);
 
-extern const char *const advice_way_name[WAY_N];
+/* The way's name as --strategy spells it ("file", "cache", ...). */
+const char *advice_way_name(enum advice_way w);

@@ -9,10 +9,10 @@
 
 #include "advise.h"
 #include "mark.h"
+#include "policy.h"
 
 #define MIB(b) ((double)(b) / (1 << 20))
 
-static const char *const strategy_name[] = { "auto", "file", "thp", "hugetlb", "off" };
 
 int advise_print(const char *prog, const char *cache_dir)
 {
@@ -39,9 +39,9 @@ int advise_print(const char *prog, const char *cache_dir)
 		else
 			snprintf(mem, sizeof(mem), "%.1f MiB %s per process", MIB(w->per_proc),
 				 k == WAY_THP ? "anonymous" : "of the pool");
-		printf("  %-8s %10.1f  %-34s %s\n", advice_way_name[k], MIB(w->huge), mem, w->why);
+		printf("  %-8s %10.1f  %-34s %s\n", advice_way_name(k), MIB(w->huge), mem, w->why);
 	}
-	printf("  auto: %s", a.auto_way == WAY_N ? "4 KiB pages" : advice_way_name[a.auto_way]);
+	printf("  auto: %s", a.auto_way == WAY_N ? "4 KiB pages" : advice_way_name(a.auto_way));
 	if (a.rounded > a.aligned)
 		printf("; --round-out adds %.1f MiB (a copy: %.1f MiB per process; neighbouring read-only bytes become executable)",
 		       MIB(a.rounded - a.aligned), MIB(a.rounded));
@@ -71,12 +71,12 @@ static const char *rule_missing(void)
  * on 2 MiB pages, and the way; why it gets nothing into why. */
 static uint64_t expected(const struct advice *a, const char **way, char *why, size_t n)
 {
-	int s = a->strategy < 0 ? TIEXEC_STRATEGY_AUTO : a->strategy;
-	enum advice_way w = s == TIEXEC_STRATEGY_FILE ? WAY_FILE : s == TIEXEC_STRATEGY_THP ? WAY_THP
-				 : s == TIEXEC_STRATEGY_HUGETLB ? WAY_HUGETLB : a->auto_way;
+	int s = a->strategy < 0 ? ST_AUTO : a->strategy;
+	enum advice_way w = s == ST_FILE ? WAY_FILE : s == ST_THP ? WAY_THP
+				 : s == ST_HUGETLB ? WAY_HUGETLB : a->auto_way;
 
 	*way = "";
-	if (s == TIEXEC_STRATEGY_OFF) {
+	if (s == ST_OFF) {
 		snprintf(why, n, "its stamp says --strategy=off");
 		return 0;
 	}
@@ -93,14 +93,14 @@ static uint64_t expected(const struct advice *a, const char **way, char *why, si
 		snprintf(why, n, "no whole 2 MiB piece of text (%.1f MiB of text)", MIB(a->text));
 		return 0;
 	}
-	if (s == TIEXEC_STRATEGY_FILE && !a->way[WAY_FILE].huge && a->way[WAY_CACHE].huge)
+	if (s == ST_FILE && !a->way[WAY_FILE].huge && a->way[WAY_CACHE].huge)
 		w = WAY_CACHE; /* file falls back on the cache, never on a copy */
 	if (w == WAY_N || !a->way[w].huge) {
 		const struct way *b = w == WAY_N ? &a->way[WAY_FILE] : &a->way[w];
-		snprintf(why, n, "%s: %s", strategy_name[s], b->why[0] ? b->why : "gives nothing here");
+		snprintf(why, n, "%s: %s", strategy_name(s), b->why[0] ? b->why : "gives nothing here");
 		return 0;
 	}
-	*way = advice_way_name[w];
+	*way = advice_way_name(w);
 	return a->way[w].huge;
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The shared text cache (interp/textcache.h, warm/textentry.c): tiexec-warm
+# The shared text cache (common/textcache.h, warm/textentry.c): tiexec-warm
 # writes entries to a tmpfs mounted huge=always, the loader and the stage
 # after ld.so map them where the page cache cannot give 2 MiB folios.  Each
 # file gets its own cache under /run (root-owned, as the loader demands),

@@ -174,7 +174,7 @@ roundtrip() {
 	cmp "$FIXTURES/go-static" "$T/p"
 }
 
-@test "the descriptor is what interp/mark.h says" {
+@test "the descriptor is what common/mark.h says" {
 	cp "$FIXTURES/probe-pie" "$T/p"
 	"$STAMP" --strategy=off --min-text=8M --lazy "$T/p"
 	size=$(stat -c %s "$FIXTURES/probe-pie")
@@ -548,6 +548,10 @@ refused() {
 	run --separate-stderr "$STAMP" --min-text=2X "$T/x"
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == "tiexec-stamp: --min-text: '2X': not a size"* ]]
+	# 2^64 - 1 is what a note holds for "unset": not a size to write.
+	run --separate-stderr "$STAMP" --min-text=18446744073709551615 "$T/x"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == "tiexec-stamp: --min-text: '18446744073709551615': not a size"* ]]
 	run --separate-stderr "$STAMP" --check --lazy "$T/x"
 	[ "$status" -eq 2 ]
 	run --separate-stderr "$STAMP" --check --remove "$T/x"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # scripts/tiexec-binfmt and packaging/binfmt.d/tiexec.conf: registering the
-# binfmt_misc rule of interp/mark.h.  Every registration happens in a PRIVATE
+# binfmt_misc rule of common/mark.h.  Every registration happens in a PRIVATE
 # binfmt_misc instance: each test runs its code in a fresh user + mount + pid
 # namespace with its own binfmt_misc mount (Linux >= 6.7 gives each user
 # namespace its own), so nothing is registered on the machine and nothing a
@@ -41,7 +41,7 @@ setup_file() {
 	[ "$(byte_at "$t/x/class32" 4)" = 02 ]
 	poke "$t/x/class32" 4 01
 
-	# The rule as interp/mark.h defines it, printed by a C program.
+	# The rule as common/mark.h defines it, printed by a C program.
 	cat >"$t/mark.c" <<-'EOF'
 		#include <stdio.h>
 		#include "mark.h"
@@ -142,7 +142,7 @@ want_entry() {
 
 VIA_RE="^tiexec: '"
 
-@test "register: rule name, flags and magic/mask of interp/mark.h" {
+@test "register: rule name, flags and magic/mask of common/mark.h" {
 	same tiexec "$H_NAME"
 	same POF "$H_FLAGS"
 	in_ns 'cap reg tb register --interpreter "$TIEXEC"
@@ -422,7 +422,7 @@ b"
 	same "$usage" "$output"
 }
 
-@test "consistency: the script and binfmt.d/tiexec.conf repeat interp/mark.h" {
+@test "consistency: the script and binfmt.d/tiexec.conf repeat common/mark.h" {
 	local script=$ROOT/scripts/tiexec-binfmt conf=$ROOT/packaging/binfmt.d/tiexec.conf
 	# The script's MAGIC and MASK, evaluated from their assignments.
 	local MAGIC MASK NAME FLAGS

@@ -6,7 +6,7 @@ BUILD=${TIEXEC_BUILD:-$ROOT/build}
 TIEXEC=$BUILD/interp/tiexec
 FIXTURES=${TIEXEC_FIXTURES:-$BUILD/fixtures}
 export ROOT BUILD TIEXEC FIXTURES
-# No shared text cache (interp/textcache.h) unless a test sets one up: the
+# No shared text cache (common/textcache.h) unless a test sets one up: the
 # machine's /run/tiexec/text is neither used nor mounted by a test.
 export TIEXEC_CACHE=
 

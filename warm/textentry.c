@@ -1,5 +1,5 @@
 /* tiexec-warm's side of the shared text cache (see textentry.h and
- * interp/textcache.h). */
+ * common/textcache.h). */
 #define _GNU_SOURCE
 #include "textentry.h"
 

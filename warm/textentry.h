@@ -1,4 +1,4 @@
-/* tiexec-warm's side of the shared text cache (interp/textcache.h): the
+/* tiexec-warm's side of the shared text cache (common/textcache.h): the
  * tmpfs it lives on, and writing, listing and pruning entries. */
 #pragma once
 

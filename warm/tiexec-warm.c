@@ -81,7 +81,7 @@ static struct {
 	int check, json, verbose, prune;
 } opt;
 
-/* The shared text cache (interp/textcache.h), as warm.conf sets it. */
+/* The shared text cache (common/textcache.h), as warm.conf sets it. */
 static struct {
 	const char *dir;
 	char dir_buf[4096], size[64];
@@ -940,7 +940,7 @@ static void report_nofit(void)
 /* ---- the configuration file ---- */
 
 /* A program stamped by tiexec-stamp: the marker bit in its first program
- * header's p_flags (interp/mark.h). */
+ * header's p_flags (common/mark.h). */
 static int stamped(const char *path)
 {
 	unsigned char id[4], b;

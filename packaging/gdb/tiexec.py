@@ -35,7 +35,7 @@ import subprocess
 import gdb
 
 RULE = "/proc/sys/fs/binfmt_misc/tiexec"
-MARK_BYTE = 70  # TIEXEC_MARK_BYTE (interp/mark.h): p_flags >> 16 of the first program header
+MARK_BYTE = 70  # TIEXEC_MARK_BYTE (common/mark.h): p_flags >> 16 of the first program header
 MARK_BIT = 0x40  # TIEXEC_MARK_FLAG >> 16
 PT_INTERP, ET_EXEC = 3, 2
 

@@ -6,7 +6,7 @@
  * would map it into one region: each PT_LOAD's file bytes at its address,
  * zeros after them, and every page wholly past the end of the file made
  * inaccessible, where the real mapping raises SIGBUS.  Segments are laid
- * out by interp/layout.c as the loader lays them out.  Whatever the bytes:
+ * out by common/layout.c as the loader lays them out.  Whatever the bytes:
  * no crash, no read out of bounds, no undefined behaviour.  Run with
  * scripts/fuzz, from the same corpus as fuzz-elf. */
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* libFuzzer harness for the loader's parsing of hostile input, under
  * AddressSanitizer and UBSan: whatever the bytes, neither a crash nor a read
  * out of bounds nor undefined behaviour.  Covers, on the same bytes, what the
- * loader runs on a program file (interp/elfcheck.c: header, program headers,
+ * loader runs on a program file (common/elfcheck.c: header, program headers,
  * the PT_INTERP path), on an interpreter file (the same header checks, the
  * interpreter's rules for its program headers), and on the contents of a
  * note section (elfcheck's elf_note_find, then interp/opts.c's opts_note on

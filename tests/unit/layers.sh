@@ -1,13 +1,19 @@
 #!/bin/bash
-# The loader's layers, checked on its object files with nm (TAP):
+# The layers, checked on the object files with nm (TAP).  For each program
+# (the loader and each tool), over its own object files and the shared
+# layer's (common/):
 #   1. no mutable variable defined in one file is used by another;
 #   2. no cycle between files (tsort);
-#   3. dependencies point down: driver (main) -> stages -> facilities; a
-#      stage never calls the driver or another stage, a facility never
-#      calls either (interp/exec.h).
-# Usage: layers.sh OBJDIR   (build/interp/tiexec.p)
+#   3. dependencies point down.  The loader: driver (main) -> stages ->
+#      facilities -> the shared layer -> the runtime (rt.c); a stage never calls the driver or
+#      another stage (interp/exec.h).  A tool: its main file -> its other
+#      files -> the shared layer.  The shared layer never calls up.
+# Usage: layers.sh NAME=OBJDIR[,OBJDIR...]...
+#   e.g. loader=build/interp/tiexec.p,build/common/libtiexec-common-loader.a.p
+# The first NAME is the loader (its stages are known by name); in the others
+# the file named like the tool (tiexec-stat.c, stamp.c) is the main file.
 set -uo pipefail
-objdir=${1:?usage: layers.sh OBJDIR}
+[ $# -ge 1 ] || { echo "usage: layers.sh NAME=OBJDIR[,OBJDIR...]..." >&2; exit 2; }
 stages=" launch load stack final libs "
 n=0 failed=0
 
@@ -24,55 +30,69 @@ ok() { # ok COND-STATUS DESC [DETAIL...]
 	fi
 }
 
+# layer KIND FILE: 0 the main file, 1 a loader stage, 2 any other file of the
+# program, 3 the shared layer, 4 the loader's runtime (rt.c: memcpy and the
+# like, which the tools take from their C library).
 layer() {
-	case $1 in
-	main) echo 0 ;;
-	*) if [[ $stages == *" $1 "* ]]; then echo 1; else echo 2; fi ;;
+	case $2 in
+	common/*) echo 3 ;;
+	loader/rt) echo 4 ;;
+	*/main | */tiexec-* | */stamp) echo 0 ;;
+	*) if [ "$1" = loader ] && [[ $stages == *" ${2#*/} "* ]]; then echo 1; else echo 2; fi ;;
 	esac
 }
 
-shopt -s nullglob
-objs=("$objdir"/*.c.o)
-if [ ${#objs[@]} -lt 5 ]; then
-	echo "1..1"
-	echo "not ok 1 - object files in $objdir (found ${#objs[@]})"
-	exit 1
-fi
-
-# sym file type, for every global a file defines.
-declare -A def_file def_type
-for o in "${objs[@]}"; do
-	f=$(basename "$o" .c.o)
-	while read -r _ t s; do
-		def_file[$s]=$f
-		def_type[$s]=$t
-	done < <(nm -g --defined-only "$o")
-done
-
-shared=() edges=() wrong=()
-declare -A seen
-for o in "${objs[@]}"; do
-	f=$(basename "$o" .c.o)
-	while read -r _ s; do
-		g=${def_file[$s]:-}
-		[ -n "$g" ] && [ "$g" != "$f" ] || continue
-		case ${def_type[$s]} in
-		[BDCGSbdgs]) shared+=("$f uses $g's variable $s") ;;
-		esac
-		if [ -z "${seen[$f $g]:-}" ]; then
-			seen[$f $g]=1
-			edges+=("$f $g")
-			lf=$(layer "$f") lg=$(layer "$g")
-			if [ "$lg" -lt "$lf" ] || { [ "$lf" -eq 1 ] && [ "$lg" -eq 1 ]; }; then
-				wrong+=("$f calls $g ($s)")
+check() { # check KIND NAME OBJDIR...
+	local kind=$1 name=$2 o f g s t lf lg d
+	shift 2
+	local objs=()
+	shopt -s nullglob
+	for d in "$@"; do objs+=("$d"/*.c.o); done
+	if [ ${#objs[@]} -lt 3 ]; then
+		ok 1 "$name: object files in $* (found ${#objs[@]})"
+		return
+	fi
+	# Each object is named DIR/FILE: common/ for the shared layer.
+	local -A def_file def_type seen
+	local -a shared=() edges=() wrong=()
+	id() { case $1 in *common*) echo "common/$(basename "$1" .c.o)" ;; *) echo "$name/$(basename "$1" .c.o)" ;; esac; }
+	for o in "${objs[@]}"; do
+		f=$(id "$o")
+		while read -r _ t s; do
+			def_file[$s]=$f
+			def_type[$s]=$t
+		done < <(nm -g --defined-only "$o")
+	done
+	for o in "${objs[@]}"; do
+		f=$(id "$o")
+		while read -r _ s; do
+			g=${def_file[$s]:-}
+			[ -n "$g" ] && [ "$g" != "$f" ] || continue
+			case ${def_type[$s]} in
+			[BDCGSbdgs]) shared+=("$f uses $g's variable $s") ;;
+			esac
+			if [ -z "${seen[$f $g]:-}" ]; then
+				seen[$f $g]=1
+				edges+=("$f $g")
+				lf=$(layer "$kind" "$f") lg=$(layer "$kind" "$g")
+				if [ "$lg" -lt "$lf" ] || { [ "$lf" -eq 1 ] && [ "$lg" -eq 1 ]; }; then
+					wrong+=("$f calls $g ($s)")
+				fi
 			fi
-		fi
-	done < <(nm -u "$o")
-done
+		done < <(nm -u "$o")
+	done
+	ok "${#shared[@]}" "$name: no mutable variable crosses a file boundary" "${shared[@]}"
+	local -a loop
+	mapfile -t loop < <(printf '%s\n' "${edges[@]}" | tsort 2>&1 >/dev/null)
+	ok "${#loop[@]}" "$name: no cycle between files" "${loop[@]}"
+	ok "${#wrong[@]}" "$name: dependencies point down (main -> files -> common/)" "${wrong[@]}"
+}
 
-ok "${#shared[@]}" "no mutable variable crosses a file boundary" "${shared[@]}"
-mapfile -t loop < <(printf '%s\n' "${edges[@]}" | tsort 2>&1 >/dev/null)
-ok "${#loop[@]}" "no cycle between files" "${loop[@]}"
-ok "${#wrong[@]}" "driver -> stages -> facilities, never up or sideways between stages" "${wrong[@]}"
+kind=loader
+for arg in "$@"; do
+	IFS=, read -r -a dirs <<<"${arg#*=}"
+	check "$kind" "${arg%%=*}" "${dirs[@]}"
+	kind=tool
+done
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -1,4 +1,4 @@
-/* cconv_scan (interp/cacheconv.c) on this process's own mappings: which
+/* cconv_scan (common/cacheconv.c) on this process's own mappings: which
  * 2 MiB pieces are huge, through PAGEMAP_SCAN and through the smaps reader
  * that kernels before 6.7 get (compat), with hundreds of mappings and a
  * mapping name longer than a page in front of the range asked about.  As

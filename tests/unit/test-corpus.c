@@ -1,5 +1,5 @@
 /* test-corpus CORPUS_DIR: runs every file of the malformed-ELF corpus made by
- * tests/fixtures/mkbad through interp/elfcheck.c the way the loader does, and
+ * tests/fixtures/mkbad through common/elfcheck.c the way the loader does, and
  * checks the result against CORPUS_DIR/MANIFEST ("<name>\t<message>"); the
  * files listed in CORPUS_DIR/GOOD must pass every check; those in
  * CORPUS_DIR/SAME ("<name>\t<result>\t<interp result>") give the result
@@ -7,7 +7,7 @@
  * interp result ("-": not checked) (TAP).
  *
  *   gcc -std=gnu11 -Wall -Wextra -Werror -fsanitize=address,undefined \
- *       -fno-sanitize-recover=all -g -Iinterp tests/unit/test-corpus.c interp/elfcheck.c
+ *       -fno-sanitize-recover=all -g -Iinterp tests/unit/test-corpus.c common/elfcheck.c
  *   gcc -o mkbad tests/fixtures/mkbad.c && ./mkbad DIR && ./test-corpus DIR */
 #include <errno.h>
 #include <string.h>

@@ -1,6 +1,6 @@
-/* Unit tests for interp/elfcheck.c (TAP).
+/* Unit tests for common/elfcheck.c (TAP).
  *   gcc -std=gnu11 -Wall -Wextra -Werror -fsanitize=address,undefined \
- *       -fno-sanitize-recover=all -g -Iinterp tests/unit/test-elf.c interp/elfcheck.c */
+ *       -fno-sanitize-recover=all -g -Iinterp tests/unit/test-elf.c common/elfcheck.c */
 #include <stddef.h>
 #include <string.h>
 

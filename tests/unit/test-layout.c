@@ -1,7 +1,7 @@
-/* Unit tests for interp/layout.c (TAP).
+/* Unit tests for common/layout.c (TAP).
  *   gcc -std=gnu11 -Wall -Wextra -Werror -fsanitize=address,undefined \
  *       -fno-sanitize-recover=all -g -Iinterp tests/unit/test-layout.c \
- *       interp/layout.c interp/elfcheck.c */
+ *       common/layout.c common/elfcheck.c */
 #include <string.h>
 
 #include "layout.h"

@@ -1,7 +1,7 @@
-/* Unit tests for interp/memlimit.c's /proc/self/cgroup parsing (TAP).
+/* Unit tests for common/memlimit.c's /proc/self/cgroup parsing (TAP).
  *   gcc -std=gnu11 -Wall -Wextra -Werror -fsanitize=address,undefined \
  *       -fno-sanitize-recover=all -g -Iinterp tests/unit/test-memlimit.c \
- *       interp/memlimit.c */
+ *       common/memlimit.c */
 #include <string.h>
 
 #include "memlimit.h"

@@ -11,9 +11,9 @@
 #define KI 1024ULL
 #define MI (1024ULL * KI)
 #define GI (1024ULL * MI)
-#define FAIL 0xdeadbeefULL /* want: opts_size fails and leaves *out alone */
+#define FAIL 0xdeadbeefULL /* want: size_parse fails and leaves *out alone */
 
-/* ---- opts_size ------------------------------------------------------------ */
+/* ---- size_parse ------------------------------------------------------------ */
 
 static const struct {
 	const char *s;
@@ -87,14 +87,14 @@ static void test_size(void)
 	for (size_t i = 0; i < TAP_N(size_cases); i++) {
 		const char *s = size_cases[i].s;
 		uint64_t want = size_cases[i].want, got = FAIL;
-		int r = opts_size(s, &got);
+		int r = size_parse(s, &got);
 		int good = want == FAIL ? r == -1 && got == FAIL : r == 0 && got == want;
-		if (!ok(good, "opts_size(\"%s\") -> %s", s, want == FAIL ? "error" : "value"))
+		if (!ok(good, "size_parse(\"%s\") -> %s", s, want == FAIL ? "error" : "value"))
 			diag("  returned %d, value %" PRIu64 " (want %" PRIu64 ")", r, got, want);
 	}
 }
 
-/* ---- opts_strategy, strategy_name ----------------------------------------- */
+/* ---- strategy_parse, strategy_name ----------------------------------------- */
 
 static const struct {
 	const char *s;
@@ -112,18 +112,18 @@ static void test_strategy(void)
 {
 	for (size_t i = 0; i < TAP_N(strategy_cases); i++) {
 		enum strategy got = (enum strategy)77;
-		int r = opts_strategy(strategy_cases[i].s, &got);
+		int r = strategy_parse(strategy_cases[i].s, &got);
 		int good = r == strategy_cases[i].ret &&
 			   (r == 0 ? got == strategy_cases[i].want : got == (enum strategy)77);
-		ok(good, "opts_strategy(\"%s\") -> %d", strategy_cases[i].s, strategy_cases[i].ret);
+		ok(good, "strategy_parse(\"%s\") -> %d", strategy_cases[i].s, strategy_cases[i].ret);
 	}
 	int round = 1;
 	for (int s = ST_AUTO; s <= ST_OFF; s++) {
 		enum strategy got;
-		if (opts_strategy(strategy_name((enum strategy)s), &got) || got != (enum strategy)s)
+		if (strategy_parse(strategy_name((enum strategy)s), &got) || got != (enum strategy)s)
 			round = 0;
 	}
-	ok(round, "strategy_name and opts_strategy round-trip");
+	ok(round, "strategy_name and strategy_parse round-trip");
 }
 
 /* ---- opts_bool ------------------------------------------------------------ */
@@ -447,10 +447,10 @@ static void test_merge(void)
 	   "opts_merge: the command line over both, unset fields untouched");
 	ok(env.set == (OPT_STRATEGY | OPT_ROUND_OUT) && cli.set == OPT_MIN_TEXT,
 	   "each source marks exactly what it set");
-	ok((int)ST_AUTO == TIEXEC_STRATEGY_AUTO && (int)ST_FILE == TIEXEC_STRATEGY_FILE &&
-		   (int)ST_THP == TIEXEC_STRATEGY_THP && (int)ST_HUGETLB == TIEXEC_STRATEGY_HUGETLB &&
-		   (int)ST_OFF == TIEXEC_STRATEGY_OFF,
-	   "enum strategy matches the note's TIEXEC_STRATEGY_* values");
+	ok((int)ST_AUTO == ST_AUTO && (int)ST_FILE == ST_FILE &&
+		   (int)ST_THP == ST_THP && (int)ST_HUGETLB == ST_HUGETLB &&
+		   (int)ST_OFF == ST_OFF,
+	   "enum strategy matches the note's ST_* values");
 }
 
 int main(void)

@@ -1,8 +1,8 @@
-/* test-smaps: the /proc/PID/smaps parser of tiexec-stat (stat/smaps.c) on
+/* test-smaps: the /proc/PID/smaps parser of tiexec-stat (common/smaps.c) on
  * canned text, table-driven (TAP).
  *
  *   gcc -std=gnu11 -Wall -Wextra -Werror -fsanitize=address,undefined \
- *       -fno-sanitize-recover=all -g -Istat tests/unit/test-smaps.c stat/smaps.c */
+ *       -fno-sanitize-recover=all -g -Istat tests/unit/test-smaps.c common/smaps.c */
 #include <string.h>
 
 #include "json.h"

@@ -1,4 +1,4 @@
-/* The shared text cache's names and trust checks (interp/textcache.c), on
+/* The shared text cache's names and trust checks (common/textcache.c), on
  * this machine's own directories: "/" and "/usr" are root's and writable by
  * nobody else, "/tmp" is writable by everyone, a symbolic link and a missing
  * directory are refused. */

@@ -9,7 +9,9 @@
  * MemAvailable still bounds the copies. */
 #include "memlimit.h"
 
-#include "rt.h"
+#include <string.h>
+
+#include "bits.h"
 #include "sys.h"
 
 /* Where a cgroup version keeps its files.  memory.stat's hierarchical

@@ -6,7 +6,9 @@
 #include <errno.h>
 
 #include "elfcheck.h"
-#include "rt.h"
+#include <string.h>
+
+#include "bits.h"
 #include "sys.h"
 
 #define TX_PR_GET_MDWE 66 /* Linux 6.3 */

@@ -46,13 +46,13 @@
 #define TIEXEC_UNSET32 0xffffffffu
 #define TIEXEC_UNSET64 0xffffffffffffffffull
 
-/* strategy: the values of enum strategy in interp/opts.h. */
-enum {
-	TIEXEC_STRATEGY_AUTO = 0,
-	TIEXEC_STRATEGY_FILE = 1,
-	TIEXEC_STRATEGY_THP = 2,
-	TIEXEC_STRATEGY_HUGETLB = 3,
-	TIEXEC_STRATEGY_OFF = 4,
+/* The strategy: the note's values, and the loader's and the tools' one enum. */
+enum strategy {
+	ST_AUTO = 0,
+	ST_FILE = 1,
+	ST_THP = 2,
+	ST_HUGETLB = 3,
+	ST_OFF = 4,
 };
 
 /* flags: a bit set turns a setting on; clear means "not asked for". */
@@ -64,7 +64,7 @@ enum {
 struct tiexec_policy {
 	uint32_t version;  /* TIEXEC_POLICY_VERSION */
 	uint32_t size;     /* bytes of this descriptor as written */
-	uint32_t strategy; /* TIEXEC_STRATEGY_*, or TIEXEC_UNSET32 */
+	uint32_t strategy; /* enum strategy, or TIEXEC_UNSET32 */
 	uint32_t flags;    /* TIEXEC_POLICY_* */
 	uint64_t min_text; /* bytes, or TIEXEC_UNSET64 */
 	/* How to undo the stamp byte for byte (tiexec-stamp --remove): the
