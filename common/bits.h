@@ -59,3 +59,23 @@ static inline char *tx_hex(char t[17], uint64_t v)
 	} while (v);
 	return t + i;
 }
+
+/* Bounded string building into a caller's buffer, always NUL-terminated
+ * (what does not fit is dropped): tx_cat(b, n, &k, "text"), tx_cat_u64. */
+static inline void tx_cat(char *b, size_t n, size_t *k, const char *s)
+{
+	while (*s && *k + 1 < n)
+		b[(*k)++] = *s++;
+	b[*k < n ? *k : n - 1] = '\0';
+}
+static inline void tx_cat_u64(char *b, size_t n, size_t *k, uint64_t v)
+{
+	char t[21];
+	int i = 20;
+
+	t[i] = '\0';
+	do
+		t[--i] = (char)('0' + v % 10);
+	while ((v /= 10));
+	tx_cat(b, n, k, t + i);
+}

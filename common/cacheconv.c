@@ -6,10 +6,9 @@
 #include <errno.h>
 
 #include "bits.h"
+#include "geom.h"
 #include "sys.h"
 
-#define CC_PAGE 4096ULL
-#define CC_HUGE (2ULL << 20)
 
 static void cc_zero(uint8_t *p, uint64_t n)
 {
@@ -38,9 +37,9 @@ static int pagemap(struct cconv *c)
 /* Marks in hs[] (indexed from a) the whole pieces of [a, b) inside [lo, hi). */
 static void mark(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi, uint8_t *hs)
 {
-	for (uint64_t p = tx_up(lo, CC_HUGE); p + CC_HUGE <= hi; p += CC_HUGE)
+	for (uint64_t p = tx_up(lo, TX_HUGE); p + TX_HUGE <= hi; p += TX_HUGE)
 		if (p >= a && p < b)
-			hs[(p - a) / CC_HUGE] = 1;
+			hs[(p - a) / TX_HUGE] = 1;
 }
 
 uint64_t cconv_parse_num(const char **s, unsigned base)
@@ -68,7 +67,7 @@ struct smaps_walk {
  * otherwise we cannot tell which are, and claim none. */
 static int all_inner(uint64_t lo, uint64_t hi, uint64_t huge)
 {
-	uint64_t a = tx_up(lo, CC_HUGE), b = tx_down(hi, CC_HUGE);
+	uint64_t a = tx_up(lo, TX_HUGE), b = tx_down(hi, TX_HUGE);
 
 	return a < b && huge >= b - a;
 }
@@ -105,7 +104,7 @@ static int smaps_line(const char *l, uint64_t a, uint64_t b, struct smaps_walk *
  * vDSO.  Streaming also has no limit on the number of mappings. */
 static int scan_smaps(uint64_t a, uint64_t b, uint8_t *hs)
 {
-	static char buf[2 * CC_PAGE + 1];
+	static char buf[2 * TX_PAGE + 1];
 	struct smaps_walk w = { 0, 0, 0 };
 	uint64_t len = 0;
 	int past = 0, skip = 0;
@@ -130,7 +129,7 @@ static int scan_smaps(uint64_t a, uint64_t b, uint8_t *hs)
 		 * (a mapping's long name) is read for what starts it, the
 		 * range, and its rest skipped. */
 		len = (uint64_t)(end - l);
-		if (len > CC_PAGE && !past) {
+		if (len > TX_PAGE && !past) {
 			if (!skip)
 				past = smaps_line(l, a, b, &w, hs);
 			len = 0;
@@ -189,7 +188,7 @@ static int scan_pagemap(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 
 int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 {
-	cc_zero(hs, (b - a) / CC_HUGE);
+	cc_zero(hs, (b - a) / TX_HUGE);
 	return scan_pagemap(c, a, b, hs) == 0 ? 0 : scan_smaps(a, b, hs);
 }
 
@@ -201,7 +200,7 @@ long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write)
 
 	if (e != -EINVAL)
 		return e;
-	for (uint64_t p = a; p < a + len; p += CC_PAGE) {
+	for (uint64_t p = a; p < a + len; p += TX_PAGE) {
 		volatile uint8_t *q = (volatile uint8_t *)(uintptr_t)p;
 		if (write)
 			*q = 0;
@@ -220,7 +219,7 @@ long cconv_populate(const struct cconv *c, uint64_t a, uint64_t len, int write)
  * without PAGEMAP_SCAN (6.7). */
 static void touch_pieces(uint64_t a, uint64_t b)
 {
-	for (uint64_t p = a; p < b; p += CC_HUGE)
+	for (uint64_t p = a; p < b; p += TX_HUGE)
 		(void)*(volatile uint8_t *)(uintptr_t)p;
 }
 
@@ -232,10 +231,10 @@ static int scan_last_pages(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 
 	if (pagemap(c) < 0)
 		return -1;
-	for (uint64_t p = a; p < b; p += CC_HUGE) {
-		if (sys_pread(c->pagemap_fd, &e, sizeof(e), (p + CC_HUGE - CC_PAGE) / CC_PAGE * 8) != sizeof(e))
+	for (uint64_t p = a; p < b; p += TX_HUGE) {
+		if (sys_pread(c->pagemap_fd, &e, sizeof(e), (p + TX_HUGE - TX_PAGE) / TX_PAGE * 8) != sizeof(e))
 			return -1;
-		hs[(p - a) / CC_HUGE] = (uint8_t)(e >> 63);
+		hs[(p - a) / TX_HUGE] = (uint8_t)(e >> 63);
 	}
 	return 0;
 }
@@ -270,7 +269,7 @@ static int fault_in(struct cconv *c, uint64_t a, uint64_t b, int shmem)
  * no MADV_COLLAPSE: it is not asked again. */
 static int check(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, int shmem, int touched)
 {
-	cc_zero(hs, (b - a) / CC_HUGE);
+	cc_zero(hs, (b - a) / TX_HUGE);
 	if (scan_pagemap(c, a, b, hs) == 0)
 		return 0;
 	if (shmem && !touched && shmem_collapse(c, a, b - a) == 0) {
@@ -279,7 +278,7 @@ static int check(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, int shmem
 	}
 	if (touched && scan_last_pages(c, a, b, hs) == 0)
 		return 0;
-	cc_zero(hs, (b - a) / CC_HUGE);
+	cc_zero(hs, (b - a) / TX_HUGE);
 	return scan_smaps(a, b, hs);
 }
 
@@ -297,13 +296,13 @@ static int changed_by_pagemap(struct cconv *c, uint64_t a, uint64_t b)
 	int any = 0;
 
 	for (uint64_t at = a; fd >= 0 && at < b && !any;) {
-		uint64_t want = (b - at) / CC_PAGE < 512 ? (b - at) / CC_PAGE : 512;
-		long got = sys_pread(fd, e, want * 8, at / CC_PAGE * 8);
+		uint64_t want = (b - at) / TX_PAGE < 512 ? (b - at) / TX_PAGE : 512;
+		long got = sys_pread(fd, e, want * 8, at / TX_PAGE * 8);
 		if (got < 8)
 			break;
 		for (long i = 0; i < got / 8; i++)
 			any |= ((e[i] >> 63) & 1 && !((e[i] >> 61) & 1)) || ((e[i] >> 62) & 1);
-		at += (uint64_t)(got / 8) * CC_PAGE;
+		at += (uint64_t)(got / 8) * TX_PAGE;
 	}
 	return any;
 }
@@ -335,12 +334,12 @@ int cconv_changed(struct cconv *c, uint64_t a, uint64_t b)
  * then cannot be collapsed at all), remembered. */
 static void collapse(struct cconv *c, const struct cconv_range *r, uint8_t *hs, struct cconv_stats *st)
 {
-	uint64_t n = (r->b - r->a) / CC_HUGE, tried = 0;
+	uint64_t n = (r->b - r->a) / TX_HUGE, tried = 0;
 
 	for (uint64_t k = 0; k < n && !c->collapse_unsupported; k++) {
 		if (hs[k])
 			continue;
-		long e = sys_madvise(r->a + k * CC_HUGE, CC_HUGE, MADV_COLLAPSE);
+		long e = sys_madvise(r->a + k * TX_HUGE, TX_HUGE, MADV_COLLAPSE);
 		if (e == -EINVAL)
 			c->collapse_unsupported = 1;
 		else
@@ -366,9 +365,9 @@ static void collapse(struct cconv *c, const struct cconv_range *r, uint8_t *hs, 
  * page cache, by mincore. */
 static int cc_evicted(uint64_t p)
 {
-	unsigned char v[CC_HUGE / CC_PAGE];
+	unsigned char v[TX_HUGE / TX_PAGE];
 
-	if (SC(__NR_mincore, p, CC_HUGE, v, 0, 0, 0) < 0)
+	if (SC(__NR_mincore, p, TX_HUGE, v, 0, 0, 0) < 0)
 		return 0;
 	for (uint64_t i = 0; i < sizeof(v); i++)
 		if (v[i] & 1)
@@ -378,7 +377,7 @@ static int cc_evicted(uint64_t p)
 
 int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, struct cconv_stats *st)
 {
-	uint64_t n = (r->b - r->a) / CC_HUGE;
+	uint64_t n = (r->b - r->a) / TX_HUGE;
 	int small = 0;
 
 	/* Shared: no readahead beyond the 2 MiB piece a fault reads
@@ -412,18 +411,18 @@ int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, str
 			 * fault again.  A file just written (by a linker, say)
 			 * is dirty and cannot be evicted until written back;
 			 * clean pages cost nothing. */
-			uint64_t p = r->a + k * CC_HUGE, off = r->off + k * CC_HUGE;
-			sys_madvise(p, CC_HUGE, MADV_DONTNEED);
+			uint64_t p = r->a + k * TX_HUGE, off = r->off + k * TX_HUGE;
+			sys_madvise(p, TX_HUGE, MADV_DONTNEED);
 			if (r->writeback == CC_WRITEBACK_RANGE)
-				SC(__NR_sync_file_range, r->fd, off, CC_HUGE, 7, 0, 0);
+				SC(__NR_sync_file_range, r->fd, off, TX_HUGE, 7, 0, 0);
 			else if (r->writeback == CC_WRITEBACK_FSYNC && !synced++)
 				SC(__NR_fdatasync, r->fd, 0, 0, 0, 0, 0);
-			sys_fadvise(r->fd, off, CC_HUGE, POSIX_FADV_DONTNEED);
+			sys_fadvise(r->fd, off, TX_HUGE, POSIX_FADV_DONTNEED);
 			if (cc_evicted(p))
 				again = 1;
 			else if (k < CC_MAX_PIECES)
 				pinned[k / 64] |= 1ULL << (k % 64);
-			fault_in(c, p, p + CC_HUGE, 0);
+			fault_in(c, p, p + TX_HUGE, 0);
 			st->evicted++;
 			tried = 1;
 		}
@@ -438,6 +437,6 @@ int cconv_convert(struct cconv *c, const struct cconv_range *r, uint8_t *hs, str
 	 * start, tiexec-warm): what is still small is left unmapped. */
 	for (uint64_t k = 0; k < n; k++)
 		if (!hs[k] && !(r->keep && r->keep[k]))
-			sys_madvise(r->a + k * CC_HUGE, CC_HUGE, MADV_DONTNEED);
+			sys_madvise(r->a + k * TX_HUGE, TX_HUGE, MADV_DONTNEED);
 	return 0;
 }

@@ -15,9 +15,8 @@
 #include <stdint.h>
 
 #include "arch_reloc.h" /* TX_USER_TOP, ARCH_ELF_MACHINE */
+#include "geom.h"        /* TX_PAGE, TX_HUGE */
 
-#define TX_PAGE 4096ULL
-#define TX_HUGE (2ULL << 20)
 /* The kernel refuses program header tables larger than this (load_elf_phdrs;
  * measured on 6.18: 1170 entries run, 1171 give ENOEXEC). */
 #define TX_PH_MAX_BYTES 65536

@@ -12,7 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SMAPS_HUGE_SIZE (2UL << 20) /* a PMD page on x86-64: 2 MiB */
+#include "geom.h"
+
+#define SMAPS_HUGE_SIZE TX_HUGE /* a PMD mapping (geom.h) */
 
 /* Bits of smaps_map.have: which fields the text gave. */
 enum {

@@ -45,9 +45,6 @@
 #ifndef MAP_HUGETLB
 #define MAP_HUGETLB 0x40000
 #endif
-#ifndef MAP_HUGE_2MB
-#define MAP_HUGE_2MB (21 << 26)
-#endif
 #ifndef POSIX_FADV_DONTNEED
 #define POSIX_FADV_DONTNEED 4
 #endif

@@ -6,10 +6,10 @@
 #include <errno.h>
 
 #include "bits.h"
+#include "geom.h"
 #include "fsfolio.h"
 #include "sys.h"
 
-#define TC_HUGE (2ULL << 20)
 
 static size_t put(char *out, size_t at, size_t n, const char *s)
 {
@@ -163,7 +163,7 @@ int textcache_layout(int efd, const Elf64_Phdr *ph, unsigned n, uint64_t *off, c
 		off[i] = b->p_offset;
 		if (a->p_type != PT_LOAD || !(a->p_flags & PF_X))
 			continue;
-		if ((b->p_offset - b->p_vaddr) & (TC_HUGE - 1)) {
+		if ((b->p_offset - b->p_vaddr) & (TX_HUGE - 1)) {
 			*why = "the entry's text is not congruent to its addresses";
 			return -1;
 		}

@@ -42,33 +42,69 @@ int thpenv_process_thp_off(void)
 	return sys_prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1;
 }
 
-/* Why anonymous THP cannot give us 2 MiB pages, or NULL if it can.  Asked
- * before anything is copied: a copy that cannot be huge is wasted work.
- * Since Linux 6.8 (mTHP) each size has its own switch; "inherit" defers
- * to the top-level one, anything else overrides it (for "madvise" our
- * MADV_HUGEPAGE is enough). */
-const char *thpenv_thp_off(void)
-{
-	static int checked;
-	static const char *why;
+#define THPENV_ASKED_THP 1u
+#define THPENV_ASKED_EXEC 2u
 
-	if (checked)
-		return why;
-	checked = 1;
+void thpenv_init(struct thpenv *t, const struct geom *g)
+{
+	t->geom = g;
+	t->asked = 0;
+	t->thp_off = NULL;
+	t->exec = EXEC_OK;
+	t->why[0] = '\0';
+}
+
+/* THP_SYSFS "hugepages-<PMD>kB/" FILE into p[n]. */
+static const char *pmd_file(const struct thpenv *t, const char *file, char *p, size_t n)
+{
+	char dir[48];
+	size_t k = 0;
+
+	tx_cat(p, n, &k, THP_SYSFS);
+	tx_cat(p, n, &k, geom_mthp_dir(t->geom, dir, sizeof(dir)));
+	tx_cat(p, n, &k, file);
+	return p;
+}
+
+/* Why anonymous THP cannot give us PMD-sized pages, or NULL if it can.
+ * Asked before anything is copied: a copy that cannot be huge is wasted
+ * work.  Since Linux 6.8 (mTHP) each size has its own switch; "inherit"
+ * defers to the top-level one, anything else overrides it (for "madvise"
+ * our MADV_HUGEPAGE is enough). */
+static const char *thp_off(struct thpenv *t)
+{
+	char p[128], size[24], dir[48];
+	size_t k = 0;
+
 	if (thpenv_process_thp_off())
-		return why = "thp: transparent huge pages are disabled for this process (prctl PR_SET_THP_DISABLE)";
-	if (sysfs_choice(THP_SYSFS "hugepages-2048kB/enabled", "never") == 1)
-		return why = "thp: transparent huge pages of 2 MiB are disabled (transparent_hugepage/hugepages-2048kB/enabled is never)";
-	if (sysfs_choice(THP_SYSFS "hugepages-2048kB/enabled", "inherit") == 0)
-		return why = NULL; /* always or madvise */
+		return "thp: transparent huge pages are disabled for this process (prctl PR_SET_THP_DISABLE)";
+	if (sysfs_choice(pmd_file(t, "enabled", p, sizeof(p)), "never") == 1) {
+		tx_cat(t->why, sizeof(t->why), &k, "thp: transparent huge pages of ");
+		tx_cat(t->why, sizeof(t->why), &k, geom_size(t->geom->pmd, size, sizeof(size)));
+		tx_cat(t->why, sizeof(t->why), &k, " are disabled (transparent_hugepage/");
+		tx_cat(t->why, sizeof(t->why), &k, geom_mthp_dir(t->geom, dir, sizeof(dir)));
+		tx_cat(t->why, sizeof(t->why), &k, "enabled is never)");
+		return t->why;
+	}
+	if (sysfs_choice(p, "inherit") == 0)
+		return NULL; /* always or madvise */
 	int never = sysfs_choice(THP_SYSFS "enabled", "never");
 	if (never < 0 && sys_faccessat(TX_AT_FDCWD, "/sys/kernel", 0) < 0)
-		return why = "thp: /sys is not mounted here (a chroot?): the THP settings cannot be read";
+		return "thp: /sys is not mounted here (a chroot?): the THP settings cannot be read";
 	if (never < 0)
-		return why = "thp: this kernel has no transparent huge pages";
+		return "thp: this kernel has no transparent huge pages";
 	if (never)
-		return why = "thp: transparent huge pages are disabled (transparent_hugepage/enabled is never)";
-	return why = NULL;
+		return "thp: transparent huge pages are disabled (transparent_hugepage/enabled is never)";
+	return NULL;
+}
+
+const char *thpenv_thp_off(struct thpenv *t)
+{
+	if (!(t->asked & THPENV_ASKED_THP)) {
+		t->asked |= THPENV_ASKED_THP;
+		t->thp_off = thp_off(t);
+	}
+	return t->thp_off;
 }
 
 /* Whether a copy can be made executable.  PR_SET_MDWE (Linux 6.3) refuses
@@ -77,34 +113,38 @@ const char *thpenv_thp_off(void)
  * and a security module may refuse it as execmem (EACCES).  The kernel's
  * own flag can be read; the others show only by trying, on one page of our
  * own, before any text is copied. */
-enum exec_refusal thpenv_exec_refusal(void)
+static enum exec_refusal exec_refusal(const struct thpenv *t)
 {
-	static int checked;
-	static enum exec_refusal why;
-
-	if (checked)
-		return why;
-	checked = 1;
 	long mdwe = sys_prctl(TX_PR_GET_MDWE, 0, 0, 0, 0);
 	if (mdwe > 0 && (mdwe & TX_PR_MDWE_REFUSE_EXEC_GAIN))
-		return why = EXEC_MDWE_PRCTL;
-	long pg = sys_mmap(0, TX_PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		return EXEC_MDWE_PRCTL;
+	long pg = sys_mmap(0, t->geom->page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (pg < 0)
-		return why = EXEC_OK; /* no memory: the copy will say so */
-	long e = sys_mprotect((uint64_t)pg, TX_PAGE, PROT_READ | PROT_EXEC);
-	sys_munmap((uint64_t)pg, TX_PAGE);
-	return why = (e == -EPERM || e == -EACCES) ? EXEC_MDWE_OTHER : EXEC_OK;
+		return EXEC_OK; /* no memory: the copy will say so */
+	long e = sys_mprotect((uint64_t)pg, t->geom->page, PROT_READ | PROT_EXEC);
+	sys_munmap((uint64_t)pg, t->geom->page);
+	return (e == -EPERM || e == -EACCES) ? EXEC_MDWE_OTHER : EXEC_OK;
 }
 
-/* Whether shmem (a memfd) can be given 2 MiB folios: the per-size switch
- * (Linux 6.11), or the top-level one when that says "inherit" or is
- * missing; "advise" is satisfied by our MADV_HUGEPAGE. */
-int thpenv_shmem_thp(void)
+enum exec_refusal thpenv_exec_refusal(struct thpenv *t)
 {
-	int pmd_never = sysfs_choice(THP_SYSFS "hugepages-2048kB/shmem_enabled", "never");
+	if (!(t->asked & THPENV_ASKED_EXEC)) {
+		t->asked |= THPENV_ASKED_EXEC;
+		t->exec = exec_refusal(t);
+	}
+	return t->exec;
+}
+
+/* Whether shmem (a memfd) can be given PMD-sized folios: the per-size
+ * switch (Linux 6.11), or the top-level one when that says "inherit" or is
+ * missing; "advise" is satisfied by our MADV_HUGEPAGE. */
+int thpenv_shmem_thp(const struct thpenv *t)
+{
+	char p[128];
+	int pmd_never = sysfs_choice(pmd_file(t, "shmem_enabled", p, sizeof(p)), "never");
 	if (pmd_never == 1)
 		return 0;
-	if (pmd_never == 0 && sysfs_choice(THP_SYSFS "hugepages-2048kB/shmem_enabled", "inherit") == 0)
+	if (pmd_never == 0 && sysfs_choice(p, "inherit") == 0)
 		return 1;
 	return sysfs_choice(THP_SYSFS "shmem_enabled", "never") == 0 &&
 	       sysfs_choice(THP_SYSFS "shmem_enabled", "deny") == 0;

@@ -4,20 +4,35 @@
  * Reads sysfs and asks the kernel; never prints. */
 #pragma once
 
-/* Why anonymous THP cannot give 2 MiB pages (a note, "thp: ..."), or NULL. */
-const char *thpenv_thp_off(void);
-
-/* Whether this process may have no transparent huge pages at all, the
- * page cache's included (prctl PR_SET_THP_DISABLE without
- * PR_THP_DISABLE_EXCEPT_ADVISED): then file mappings get no PMDs either. */
-int thpenv_process_thp_off(void);
-
-/* Whether shmem (a memfd) can be given 2 MiB folios. */
-int thpenv_shmem_thp(void);
+#include "geom.h"
 
 enum exec_refusal {
 	EXEC_OK,         /* mprotect may add PROT_EXEC */
 	EXEC_MDWE_PRCTL, /* prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN) */
 	EXEC_MDWE_OTHER, /* a seccomp filter (systemd's MemoryDenyWriteExecute=) or an LSM */
 };
-enum exec_refusal thpenv_exec_refusal(void);
+
+/* The answers, each read once when first asked: the caller owns this (one
+ * per start in the loader), set up by thpenv_init. */
+struct thpenv {
+	const struct geom *geom; /* the PMD size names the per-size switches */
+	unsigned asked;          /* THPENV_ASKED_* */
+	const char *thp_off;
+	enum exec_refusal exec;
+	char why[192];           /* thp_off's text, when it names a size */
+};
+void thpenv_init(struct thpenv *t, const struct geom *g);
+
+/* Why anonymous THP cannot give PMD-sized pages (a note, "thp: ..."), or
+ * NULL.  The text lives in t. */
+const char *thpenv_thp_off(struct thpenv *t);
+
+/* Whether this process may have no transparent huge pages at all, the
+ * page cache's included (prctl PR_SET_THP_DISABLE without
+ * PR_THP_DISABLE_EXCEPT_ADVISED): then file mappings get no PMDs either. */
+int thpenv_process_thp_off(void);
+
+/* Whether shmem (a memfd) can be given PMD-sized folios. */
+int thpenv_shmem_thp(const struct thpenv *t);
+
+enum exec_refusal thpenv_exec_refusal(struct thpenv *t);

@@ -58,10 +58,12 @@ struct exec {
 	struct opts env_o, cli_o; /* what the environment and the command line set */
 	struct opts opt;        /* in effect; load merges the note in */
 	const char *cache_dir;  /* the shared text cache (TIEXEC_CACHE), NULL: none */
+	struct geom geom;       /* the kernel's page geometry (AT_PAGESZ, sysfs) */
 
 	/* load: the images (below), their text, where the hook goes. */
 	int remap;              /* the program's text went through huge.c */
 	struct huge_result hr;
+	struct huge_state huge; /* huge.c's bookkeeping, from load to libs */
 	struct hookpoint hp;    /* HOOK_NONE: no stage after ld.so */
 	struct fs_info fs;      /* the program's file system (fs_folios) */
 	int cache_fd;           /* the program's cache entry while load runs, else -1 */

@@ -53,17 +53,23 @@
 #define TX_LOCK_NB 4
 #define TX_LOCK_UN 8
 
-/* The page cache and PMD bookkeeping (cacheconv.c): ours for the run. */
-static struct cconv cc = CCONV_INIT(TX_COMPAT);
-
-void huge_done(void)
+void huge_state_init(struct huge_state *st, const struct geom *g)
 {
-	cconv_close(&cc);
+	struct cconv init = CCONV_INIT(TX_COMPAT);
+
+	st->cc = init;
+	thpenv_init(&st->thp, g);
+	st->lock_gave_up = 0;
 }
 
-int huge_text_changed(uint64_t lo, uint64_t hi)
+void huge_done(struct huge_state *st)
 {
-	return cconv_changed(&cc, lo, hi);
+	cconv_close(&st->cc);
+}
+
+int huge_text_changed(struct huge_state *st, uint64_t lo, uint64_t hi)
+{
+	return cconv_changed(&st->cc, lo, hi);
 }
 
 static void note(struct huge_result *res, const char *why)
@@ -77,14 +83,14 @@ static void note(struct huge_result *res, const char *why)
 
 /* Marks in hs[] the 2 MiB pieces of [a, b) that are mapped by huge pages.
  * Returns 0, or -1 when the kernel cannot tell. */
-static int scan_huge(uint64_t a, uint64_t b, uint8_t *hs)
+static int scan_huge(struct cconv *cc, uint64_t a, uint64_t b, uint8_t *hs)
 {
-	return cconv_scan(&cc, a, b, hs);
+	return cconv_scan(cc, a, b, hs);
 }
 
-static long populate(uint64_t a, uint64_t len, int write)
+static long populate(struct cconv *cc, uint64_t a, uint64_t len, int write)
 {
-	return cconv_populate(&cc, a, len, write);
+	return cconv_populate(cc, a, len, write);
 }
 
 static long pread_full(int fd, uint8_t *dst, uint64_t n, uint64_t off)
@@ -189,8 +195,8 @@ static uint64_t reserve_aligned(uint64_t len)
 
 /* Maps len bytes of memory for a copy at cb->w, read+write, faulted in,
  * and marks in hs[] the 2 MiB pieces that are huge. */
-static const char *copy_alloc(struct copy_buf *cb, uint64_t len, int hugetlb, enum copy_route route,
-			      uint8_t *hs)
+static const char *copy_alloc(const struct huge_req *r, struct copy_buf *cb, uint64_t len, int hugetlb,
+			      enum copy_route route, uint8_t *hs)
 {
 	const char *no_mem = hugetlb ? "hugetlb: not enough free pages in the reserved pool (vm.nr_hugepages)"
 				     : "thp: cannot allocate memory for the copy";
@@ -201,13 +207,13 @@ static const char *copy_alloc(struct copy_buf *cb, uint64_t len, int hugetlb, en
 	if (!cb->w)
 		return no_mem;
 	if (route == ROUTE_MEMFD) {
-		cb->fd = (int)sys_memfd_create("tiexec", TX_MFD_CLOEXEC | (hugetlb ? TX_MFD_HUGETLB | MAP_HUGE_2MB : 0));
+		cb->fd = (int)sys_memfd_create("tiexec", TX_MFD_CLOEXEC | (hugetlb ? TX_MFD_HUGETLB | (unsigned)geom_hugetlb_flag(r->geom) : 0));
 		if (cb->fd < 0 || SC(__NR_ftruncate, cb->fd, len, 0, 0, 0, 0) < 0)
 			return no_mem;
 		m = sys_mmap(cb->w, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, cb->fd, 0);
 	} else if (hugetlb) {
 		m = sys_mmap(cb->w, len, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB | (long)geom_hugetlb_flag(r->geom), -1, 0);
 	} else {
 		m = sys_mmap(cb->w, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	}
@@ -215,16 +221,16 @@ static const char *copy_alloc(struct copy_buf *cb, uint64_t len, int hugetlb, en
 		return no_mem;
 	if (hugetlb) {
 		memset(hs, 1, len / TX_HUGE);
-		return populate(cb->w, len, 1) < 0 ? no_mem : NULL;
+		return populate(&r->state->cc, cb->w, len, 1) < 0 ? no_mem : NULL;
 	}
-	if (sys_madvise(cb->w, len, MADV_HUGEPAGE) < 0 || populate(cb->w, len, 1) < 0 ||
-	    scan_huge(cb->w, cb->w + len, hs) < 0)
+	if (sys_madvise(cb->w, len, MADV_HUGEPAGE) < 0 || populate(&r->state->cc, cb->w, len, 1) < 0 ||
+	    scan_huge(&r->state->cc, cb->w, cb->w + len, hs) < 0)
 		return "thp: cannot fault in or verify huge pages for the copy";
 	return NULL;
 }
 
 /* Makes the filled copy read+execute at cb->x. */
-static long copy_seal(struct copy_buf *cb, uint64_t len, int hugetlb, uint8_t *hs)
+static long copy_seal(struct cconv *cc, struct copy_buf *cb, uint64_t len, int hugetlb, uint8_t *hs)
 {
 	if (cb->fd < 0)
 		return sys_mprotect(cb->x, len, PROT_READ | PROT_EXEC);
@@ -242,7 +248,7 @@ static long copy_seal(struct copy_buf *cb, uint64_t len, int hugetlb, uint8_t *h
 		return 0;
 	/* Our own second view of the same folios: PMD-mapped when huge. */
 	static uint8_t hx[MAX_PIECES];
-	if (populate(x, len, 0) < 0 || scan_huge(x, x + len, hx) < 0)
+	if (populate(cc, x, len, 0) < 0 || scan_huge(cc, x, x + len, hx) < 0)
 		return -EFAULT;
 	for (uint64_t k = 0; k < len / TX_HUGE; k++)
 		hs[k] &= hx[k];
@@ -259,7 +265,7 @@ static int copy_chunk(const struct huge_req *r, struct huge_result *res, uint64_
 	uint64_t len = b - a;
 	struct copy_buf cb;
 	int missed = 0, ret = 0;
-	const char *why = copy_alloc(&cb, len, hugetlb, route, hs);
+	const char *why = copy_alloc(r, &cb, len, hugetlb, route, hs);
 
 	if (why) {
 		note(res, why);
@@ -276,7 +282,7 @@ static int copy_chunk(const struct huge_req *r, struct huge_result *res, uint64_
 			goto out;
 		}
 	}
-	if (copy_seal(&cb, len, hugetlb, hs) < 0) {
+	if (copy_seal(&r->state->cc, &cb, len, hugetlb, hs) < 0) {
 		note(res, "copy: cannot make the copy executable");
 		ret = -1;
 		goto out;
@@ -345,10 +351,10 @@ static const char *const limit_note[] = {
 
 /* Why the copy strategy cannot work here at all, or NULL and how copies
  * become executable.  Checked before any memory is taken. */
-static const char *copy_refused(int hugetlb, enum copy_route *route)
+static const char *copy_refused(struct thpenv *t, int hugetlb, enum copy_route *route)
 {
-	const char *off = hugetlb ? NULL : thpenv_thp_off();
-	enum exec_refusal ex = thpenv_exec_refusal();
+	const char *off = hugetlb ? NULL : thpenv_thp_off(t);
+	enum exec_refusal ex = thpenv_exec_refusal(t);
 
 	*route = ROUTE_MPROTECT;
 	if (off)
@@ -356,7 +362,7 @@ static const char *copy_refused(int hugetlb, enum copy_route *route)
 	if (ex == EXEC_OK)
 		return NULL;
 	*route = ROUTE_MEMFD;
-	if (hugetlb || thpenv_shmem_thp())
+	if (hugetlb || thpenv_shmem_thp(t))
 		return NULL;
 	return ex == EXEC_MDWE_PRCTL
 		       ? "thp: MemoryDenyWriteExecute (prctl PR_SET_MDWE) forbids executable copies, and shmem THP is off (transparent_hugepage/shmem_enabled)"
@@ -369,7 +375,7 @@ static void copy_pieces(const struct huge_req *r, struct huge_result *res, uint6
 			uint8_t *state, uint8_t *hs, int hugetlb)
 {
 	enum copy_route route;
-	const char *no = copy_refused(hugetlb, &route);
+	const char *no = copy_refused(&r->state->thp, hugetlb, &route);
 
 	if (no) {
 		note(res, no);
@@ -441,7 +447,7 @@ static int take_huge(const struct huge_req *r, struct huge_result *res, uint64_t
  * the last piece, next to the data segment -- and instances that asked
  * another piece then map the small folios, which no later start can
  * evict.) */
-static int entry_holds(uint64_t a, uint64_t n, uint8_t *hs, const uint8_t *state)
+static int entry_holds(struct cconv *cc, uint64_t a, uint64_t n, uint8_t *hs, const uint8_t *state)
 {
 	uint64_t k = 0;
 
@@ -451,7 +457,7 @@ static int entry_holds(uint64_t a, uint64_t n, uint8_t *hs, const uint8_t *state
 	 * rule; not MADV_COLLAPSE, which would collapse a split piece (a
 	 * 2 MiB page charged to this process's cgroup), and whose first call
 	 * in a process took 0.4 ms under TCG on 6.1 (later ones 20 us). */
-	if (k == n || cconv_fault(&cc, a + k * TX_HUGE, a + (k + 1) * TX_HUGE, hs, 0) < 0 || !hs[0])
+	if (k == n || cconv_fault(cc, a + k * TX_HUGE, a + (k + 1) * TX_HUGE, hs, 0) < 0 || !hs[0])
 		return 0;
 	memset(hs, 1, n);
 	return 1;
@@ -498,11 +504,11 @@ static void cache_pieces(const struct huge_req *r, struct huge_result *res, cons
 			}
 		return;
 	}
-	if (entry_holds(a, n, hs, state)) {
+	if (entry_holds(&r->state->cc, a, n, hs, state)) {
 		take_huge(r, res, a, n, hs, state, &res->cache);
 		return;
 	}
-	if (cconv_fault(&cc, a, b, hs, 1) < 0) {
+	if (cconv_fault(&r->state->cc, a, b, hs, 1) < 0) {
 		note(res, "cache: cannot fault in or verify the text");
 		return;
 	}
@@ -526,7 +532,7 @@ static void file_pieces(const struct huge_req *r, struct huge_result *res, const
 	struct cconv_range cr = { r->fd, a, b, s->offset + (a - s->vaddr), NULL,
 				  overlay ? CC_WRITEBACK_FSYNC : CC_WRITEBACK_RANGE, shared };
 	struct cconv_stats cs = { 0, 0 };
-	if (cconv_convert(&cc, &cr, hs, &cs) < 0) {
+	if (cconv_convert(&r->state->cc, &cr, hs, &cs) < 0) {
 		note(res, sys_faccessat(TX_AT_FDCWD, "/proc/self", 0) < 0
 				  ? "file: /proc is not mounted here (a chroot?): which pages are huge cannot be checked"
 				  : "file: cannot fault in or verify the text");
@@ -607,16 +613,15 @@ static uint64_t resident_pieces(uint64_t a, uint64_t b)
  * when held (release with convert_unlock), 0 when there is no lock to take
  * (flock unsupported here), -1 when another process holds it and we go on
  * without it. */
-static int convert_lock(int fd, uint64_t a, uint64_t b)
+static int convert_lock(int fd, uint64_t a, uint64_t b, int *gave_up)
 {
-	static int gave_up;
 	long e = SC(__NR_flock, fd, TX_LOCK_EX | TX_LOCK_NB, 0, 0, 0, 0);
 
 	if (e == 0)
 		return 1;
 	if (e != -EWOULDBLOCK)
 		return 0; /* no flock on this filesystem */
-	if (gave_up)
+	if (*gave_up)
 		return -1; /* waited already */
 	uint64_t t0 = now_ns(), seen = t0, had = resident_pieces(a, b);
 	for (;;) {
@@ -630,7 +635,7 @@ static int convert_lock(int fd, uint64_t a, uint64_t b)
 		if (now - seen > CONVERT_STALL_NS || now - t0 > CONVERT_WAIT_NS)
 			break;
 	}
-	gave_up = 1;
+	*gave_up = 1;
 	return -1;
 }
 
@@ -650,6 +655,11 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 	 * fault and a zeroed page, see TX_HOT). */
 	static uint8_t pieces[2 * MAX_PIECES];
 	enum strategy st = r->o->strategy;
+
+	if (!geom_fits(r->geom)) {
+		note(res, "the kernel's page sizes are not the ones this build places text for (tiexec-stat --advise)");
+		return;
+	}
 
 	for (unsigned i = 0; i < r->nsegs; i++) {
 		struct seg *s = &r->segs[i];
@@ -707,7 +717,7 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 				 * the mapping's flags, at a system call a start. */
 				if (s->own_lo < fend)
 					sys_madvise(s->own_lo, fend - s->own_lo, MADV_HUGEPAGE);
-				int locked = convert_lock(r->fd, a, b);
+				int locked = convert_lock(r->fd, a, b, &r->state->lock_gave_up);
 				file_pieces(r, res, s, a, b, state + (a - oa) / TX_HUGE, hs, locked < 0, r->fs.overlay);
 				if (locked > 0)
 					convert_unlock(r->fd);
@@ -725,4 +735,30 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 				copy_pieces(r, res, oa, ob, state, hs, st == ST_HUGETLB);
 		}
 	}
+}
+
+void huge_msg(struct msg *m, uint64_t text, const struct huge_result *hr)
+{
+	uint64_t on = hr->text_huge > text ? text : hr->text_huge;
+
+	msg_mib(m, on);
+	msg_str(m, " of ");
+	msg_mib(m, text);
+	msg_str(m, " MiB text on 2 MiB pages (file ");
+	msg_mib(m, hr->file);
+	if (hr->cache) {
+		msg_str(m, ", cache ");
+		msg_mib(m, hr->cache);
+	}
+	msg_str(m, ", thp ");
+	msg_mib(m, hr->thp);
+	if (hr->hugetlb) {
+		msg_str(m, ", hugetlb ");
+		msg_mib(m, hr->hugetlb);
+	}
+	if (hr->lazy) {
+		msg_str(m, ", lazy ");
+		msg_mib(m, hr->lazy);
+	}
+	msg_str(m, ")");
 }

@@ -8,9 +8,13 @@
 
 #include <stdint.h>
 
+#include "cacheconv.h"
 #include "fsfolio.h"
+#include "geom.h"
 #include "layout.h"
 #include "opts.h"
+#include "rt.h"
+#include "thpenv.h"
 
 #define HUGE_MAX_NOTES 6
 
@@ -22,7 +26,21 @@ struct huge_result {
 	const char *notes[HUGE_MAX_NOTES]; /* why something fell back, static strings */
 };
 
+/* What one start carries from call to call of huge_apply (the program,
+ * then each library): the page-cache bookkeeping (cacheconv.c: the
+ * pagemap descriptor, what the kernel was found to lack) and whether a
+ * conversion lock was already waited for.  The caller owns it (struct
+ * exec), initialised once by huge_state_init. */
+struct huge_state {
+	struct cconv cc;
+	struct thpenv thp; /* the THP settings, read when first asked */
+	int lock_gave_up;
+};
+void huge_state_init(struct huge_state *st, const struct geom *g);
+
 struct huge_req {
+	struct huge_state *state;
+	const struct geom *geom; /* the kernel's page geometry (geom_read) */
 	int fd;                 /* the program file */
 	const char *name;       /* for naming copied regions in /proc/PID/maps */
 	const struct opts *o;
@@ -40,10 +58,14 @@ struct huge_req {
 
 void huge_apply(const struct huge_req *r, struct huge_result *res);
 
+/* Appends "X of Y MiB text on 2 MiB pages (file a[, cache e], thp b[,
+ * hugetlb c][, lazy d])" for text bytes of text and what hr placed. */
+void huge_msg(struct msg *m, uint64_t text, const struct huge_result *hr);
+
 /* Whether text in [lo, hi) is no longer the file's (cconv_changed): such
  * text is never replaced. */
-int huge_text_changed(uint64_t lo, uint64_t hi);
+int huge_text_changed(struct huge_state *st, uint64_t lo, uint64_t hi);
 
 /* The last thing before the program starts: releases what huge_apply kept
  * open (the pagemap descriptor). */
-void huge_done(void);
+void huge_done(struct huge_state *st);

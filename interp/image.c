@@ -202,7 +202,7 @@ static int place_low(struct image *im, uint64_t anchor, uint64_t mod, uint64_t a
 
 /* Reserves the address range the image will live in (PROT_NONE), and sets
  * its bias.  Dies when a fixed-address program cannot have its addresses. */
-void image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out)
+void image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out, int verbose)
 {
 	uint64_t span = im->info.hi - im->info.lo;
 	long r;
@@ -263,7 +263,7 @@ void image_place(struct image *im, int is_interp, enum strategy strategy, int ca
 		r = sys_mmap(0, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (r == -ENOMEM) {
 			place_exact(im, align);
-			verbose_note(im->path, "address space is short: reserved exactly, without room for 2 MiB alignment");
+			verbose_note(verbose, im->path, "address space is short: reserved exactly, without room for 2 MiB alignment");
 			return;
 		}
 		if (r < 0)
@@ -273,7 +273,7 @@ void image_place(struct image *im, int is_interp, enum strategy strategy, int ca
 		im->res_hi = (uint64_t)r + size;
 	}
 	if (layout_unordered(im->segs, n))
-		verbose_note(im->path, "segments overlap or are out of order: text left on 4 KiB pages");
+		verbose_note(verbose, im->path, "segments overlap or are out of order: text left on 4 KiB pages");
 }
 
 /* Maps every PT_LOAD inside the reservation, as the kernel's elf_load()
@@ -453,7 +453,7 @@ void image_open_interp(const struct image *prog, struct image *interp)
 /* The policy note of a marked program (common/mark.h), into note_o.  Reads
  * the section headers from the end (tiexec-stamp appends its section), at
  * most 32 at a time, and only notes of a sane size. */
-void image_read_note(const struct image *im, struct opts *note_o)
+const char *image_read_note(const struct image *im, struct opts *note_o)
 {
 	static Elf64_Shdr sh[32];
 	static unsigned char nb[4096];
@@ -462,7 +462,7 @@ void image_read_note(const struct image *im, struct opts *note_o)
 
 	opts_default(note_o);
 	if (eh->e_phoff != TIEXEC_MARK_PHOFF || !(im->ph[0].p_flags & TIEXEC_MARK_FLAG))
-		return;
+		return NULL;
 	if (eh->e_shoff && eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shnum &&
 	    eh->e_shnum < SHN_LORESERVE && eh->e_shoff <= im->size &&
 	    (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) <= im->size - eh->e_shoff) {
@@ -481,7 +481,7 @@ void image_read_note(const struct image *im, struct opts *note_o)
 				    elf_note_find(nb, h->sh_size, TIEXEC_NOTE_OWNER, TIEXEC_NT_POLICY, &desc, &dlen))
 					continue;
 				switch (opts_note(note_o, desc, dlen)) {
-				case OPT_NOTE_OK: return;
+				case OPT_NOTE_OK: return NULL;
 				case OPT_NOTE_VERSION: why = "tiexec note of an unknown version: defaults"; break;
 				default: why = "malformed tiexec note: defaults"; break;
 				}
@@ -492,5 +492,5 @@ void image_read_note(const struct image *im, struct opts *note_o)
 		}
 	}
 out:
-	verbose_note(im->path, why);
+	return why;
 }

@@ -42,8 +42,9 @@ struct image {
  * "#!" script and scripts_ok. */
 int image_read_headers(struct image *im, int is_interp, int scripts_ok);
 /* The program's policy note, when it is marked (common/mark.h), into
- * *note (defaults otherwise). */
-void image_read_note(const struct image *im, struct opts *note);
+ * *note (defaults otherwise).  Returns NULL, or why a marked program's
+ * note was not used (for -v). */
+const char *image_read_note(const struct image *im, struct opts *note);
 /* Opens a file to be executed as the kernel's open_exec() would, and only
  * if it would: a regular file (else -EACCES, as execve says; -EISDIR for a
  * directory), with execute permission for the *effective* ids (faccessat2
@@ -72,7 +73,8 @@ void image_open_interp(const struct image *prog, struct image *interp);
  * --round-out when round_out); maps its segments; gives back what no
  * segment uses, keeping the rounded-out pieces of the text when
  * keep_outer. */
-void image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out);
+void image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out,
+		 int verbose);
 void image_map(struct image *im);
 void image_trim(struct image *im, int keep_outer);
 /* mmap's protection for a segment's p_flags. */

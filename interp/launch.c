@@ -170,7 +170,6 @@ static void settings_from_env(struct exec *ex)
 		}
 	}
 	opts_merge(&ex->opt, &ex->env_o);
-	report_set_verbose(ex->opt.verbose);
 	ex->ld_audit = env_get(ex->s.envp, "LD_AUDIT") != NULL;
 }
 
@@ -195,7 +194,7 @@ static void refused_run_plainly(void *arg)
 {
 	struct exec *ex = arg;
 
-	verbose_note(ex->path, "a system call was refused (a seccomp filter?): running it directly");
+	verbose_note(ex->opt.verbose, ex->path, "a system call was refused (a seccomp filter?): running it directly");
 	fds_restore(&ex->fds);
 	exec_plain(ex->path, ex->s.argv + ex->first, ex->s.envp, "refused");
 }
@@ -211,7 +210,7 @@ static void refused_step_aside(void *arg)
 
 	if (ex->prog.fd < 0)
 		return;
-	verbose_note(ex->path, "a system call was refused (a seccomp filter?): running it from an unstamped "
+	verbose_note(ex->opt.verbose, ex->path, "a system call was refused (a seccomp filter?): running it from an unstamped "
 			       "copy, as a direct exec would");
 	fds_restore(&ex->fds);
 	step_aside(ex->prog.fd, ex->path, ex->s.argv + ex->first, ex->s.envp);
@@ -286,12 +285,12 @@ static void from_binfmt(struct exec *ex)
  * of an unstamped copy, which the tracer understands (aside.h). */
 static void aside(struct exec *ex)
 {
-	verbose_note(ex->path, "traced from exec: stepping aside, the program runs from an unstamped copy "
+	verbose_note(ex->opt.verbose, ex->path, "traced from exec: stepping aside, the program runs from an unstamped copy "
 			       "as a direct exec would, on 4 KiB pages");
 	fds_restore(&ex->fds); /* the program's own RLIMIT_NOFILE across the exec */
 	step_aside(ex->prog.fd, ex->path, ex->s.argv + ex->first, ex->s.envp);
 	fds_raise(&ex->fds);
-	verbose_note(ex->path, "traced, but the copy could not be made: loading it as usual");
+	verbose_note(ex->opt.verbose, ex->path, "traced, but the copy could not be made: loading it as usual");
 }
 
 /* --step-aside: gdb's exec-wrapper for a static program
@@ -348,7 +347,6 @@ static void from_command_line(struct exec *ex)
 
 	ex->first = opts_argv(&ex->cli_o, (int)ex->s.argc, argv, &bad, &why);
 	opts_merge(&ex->opt, &ex->cli_o);
-	report_set_verbose(ex->opt.verbose);
 	if (ex->first < 0)
 		die_usage(bad, why);
 	if (ex->cli_o.help || ex->cli_o.version)
@@ -369,11 +367,11 @@ static void from_command_line(struct exec *ex)
 	probe_prctl(ex, refused_run_plainly);
 	long fd = image_open_exec(path, &ex->prog.st);
 	if (fd == -EACCES && sys_faccessat(TX_AT_FDCWD, path, X_OK) == 0) {
-		verbose_note(path, "not readable (execute-only): running it directly");
+		verbose_note(ex->opt.verbose, path, "not readable (execute-only): running it directly");
 		exec_plain(path, argv + ex->first, ex->s.envp, "not readable");
 	}
 	if (fd == -EMFILE || fd == -ENFILE) {
-		verbose_note(path, "no free file descriptor (RLIMIT_NOFILE): running it directly");
+		verbose_note(ex->opt.verbose, path, "no free file descriptor (RLIMIT_NOFILE): running it directly");
 		exec_plain(path, argv + ex->first, ex->s.envp, "no descriptor");
 	}
 	if (fd < 0)
@@ -384,7 +382,7 @@ static void from_command_line(struct exec *ex)
 	/* The kernel grants set-user-ID, set-group-ID and file capabilities
 	 * only to a real exec. */
 	if (privileged(&ex->prog)) {
-		verbose_note(path, "privileged (set-user-ID, set-group-ID or capabilities): running it directly");
+		verbose_note(ex->opt.verbose, path, "privileged (set-user-ID, set-group-ID or capabilities): running it directly");
 		exec_plain(path, argv + ex->first, ex->s.envp, "privileged");
 	}
 	if (ex->cli_o.step_aside)

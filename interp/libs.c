@@ -110,13 +110,14 @@ static void probe_lib(const char *path, const struct lib *b, const struct huge_r
 	(void)path, (void)text, (void)on, (void)why;
 }
 
-static void report_lib(const char *prog, const struct lib *b, const struct huge_result *hr)
+static void report_lib(const struct exec *ex, const struct lib *b, const struct huge_result *hr)
 {
+	const char *prog = ex->prog.path;
 	struct msg m;
 	uint64_t text = b->hi - b->lo;
 
 	probe_lib(prog, b, hr, hr->nnotes ? hr->notes[0] : NULL);
-	if (!report_verbose())
+	if (!ex->opt.verbose)
 		return;
 	for (unsigned i = 0; i < hr->nnotes; i++) {
 		msg_lib(&m, prog, b);
@@ -124,18 +125,19 @@ static void report_lib(const char *prog, const struct lib *b, const struct huge_
 		say(&m);
 	}
 	msg_lib(&m, prog, b);
-	msg_placed(&m, text, hr);
+	huge_msg(&m, text, hr);
 	say(&m);
 }
 
 /* A library left as ld.so mapped it: to the lib probe, with why; with -v,
  * why ("what[: errno text]"). */
-static int report_skip(const char *prog, const struct lib *b, const char *what, long err)
+static int report_skip(const struct exec *ex, const struct lib *b, const char *what, long err)
 {
+	const char *prog = ex->prog.path;
 	struct msg m;
 
 	probe_lib(prog, b, NULL, what);
-	if (!report_verbose())
+	if (!ex->opt.verbose)
 		return 1;
 	msg_lib(&m, prog, b);
 	msg_str(&m, "not placed (");
@@ -174,11 +176,12 @@ static const char *not_mapped_file(const struct lib *b, const struct statx *st)
 }
 
 /* "tiexec: 'PROG': library 'LIB': cache: why", with -v. */
-static void cache_note(const char *prog, const struct lib *b, const char *why)
+static void cache_note(const struct exec *ex, const struct lib *b, const char *why)
 {
+	const char *prog = ex->prog.path;
 	struct msg m;
 
-	if (!report_verbose())
+	if (!ex->opt.verbose)
 		return;
 	msg_lib(&m, prog, b);
 	msg_str(&m, "cache: ");
@@ -192,11 +195,12 @@ static void cache_note(const char *prog, const struct lib *b, const char *why)
  * for the mapping's file offset; or -1.  The library's base must be
  * 2 MiB-aligned, as ld.so puts a library of 2 MiB or more on Linux 6.1
  * and later. */
-static int lib_cache(const char *dir, const char *prog, const struct lib *b, int fd, const struct statx *st,
+static int lib_cache(const struct exec *ex, const struct lib *b, int fd, const struct statx *st,
 		     const struct fs_info *fi, uint64_t *eoff)
 {
 	static Elf64_Phdr ph[TEXTCACHE_PH_MAX];
 	static uint64_t off[TEXTCACHE_PH_MAX];
+	const char *dir = ex->cache_dir;
 	char name[TEXTCACHE_NAME_MAX];
 	const char *why = NULL;
 	Elf64_Ehdr eh;
@@ -209,7 +213,7 @@ static int lib_cache(const char *dir, const char *prog, const struct lib *b, int
 		return -1;
 	int cfd = textcache_open(dir, name, &why);
 	if (cfd < 0) {
-		cache_note(prog, b, why ? why : "no entry for this file (tiexec-warm makes one)");
+		cache_note(ex, b, why ? why : "no entry for this file (tiexec-warm makes one)");
 		return -1;
 	}
 	if (sys_pread(fd, &eh, sizeof(eh), 0) != (long)sizeof(eh) || eh.e_phnum > TEXTCACHE_PH_MAX ||
@@ -228,7 +232,7 @@ static int lib_cache(const char *dir, const char *prog, const struct lib *b, int
 		}
 	}
 	if (why) {
-		cache_note(prog, b, why);
+		cache_note(ex, b, why);
 		sys_close(cfd);
 		return -1;
 	}
@@ -240,24 +244,25 @@ static int lib_cache(const char *dir, const char *prog, const struct lib *b, int
  * and used only if it is still the mapped file (device and inode).
  * Returns 1 once the library is reported, placed or left (the libs probe
  * counts them: one lib probe each). */
-static int place_lib(const char *prog, const char *cache_dir, const struct lib *b, const struct opts *o)
+static int place_lib(struct exec *ex, const struct lib *b, const struct opts *o)
 {
+	const char *cache_dir = ex->cache_dir;
 	struct statx st;
 	struct huge_result hr;
 
-	if (huge_text_changed(b->lo, b->hi))
-		return report_skip(prog, b, "its text was changed in memory: text relocations (DT_TEXTREL) or a patch", 0);
+	if (huge_text_changed(&ex->huge, b->lo, b->hi))
+		return report_skip(ex, b, "its text was changed in memory: text relocations (DT_TEXTREL) or a patch", 0);
 	int fd = (int)sys_openat(TX_AT_FDCWD, b->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
 
 	if (fd < 0 && unlinked(b))
-		return report_skip(prog, b, "deleted or replaced since ld.so mapped it", 0);
+		return report_skip(ex, b, "deleted or replaced since ld.so mapped it", 0);
 	if (fd < 0)
-		return report_skip(prog, b, "cannot open it", fd);
+		return report_skip(ex, b, "cannot open it", fd);
 	long e = sys_statx(fd, "", TX_AT_EMPTY_PATH, STATX_BASIC_STATS, &st);
 	const char *why = e < 0 ? "cannot stat it" : not_mapped_file(b, &st);
 	if (why) {
 		sys_close(fd);
-		return report_skip(prog, b, why, e < 0 ? e : 0);
+		return report_skip(ex, b, why, e < 0 ? e : 0);
 	}
 	struct seg g;
 	memset(&g, 0, sizeof(g));
@@ -274,8 +279,10 @@ static int place_lib(const char *prog, const char *cache_dir, const struct lib *
 	struct fs_info fi = { FS_FOLIOS_UNKNOWN, 0, "this file system", 0, 0 };
 	if (cache_dir || o->strategy == ST_AUTO || o->strategy == ST_FILE)
 		fs_folios(fd, &fi);
-	int cfd = lib_cache(cache_dir, prog, b, fd, &st, &fi, &eoff);
+	int cfd = lib_cache(ex, b, fd, &st, &fi, &eoff);
 	struct huge_req req = {
+		.state = &ex->huge,
+		.geom = &ex->geom,
 		.fd = fd,
 		.name = b->path,
 		.o = o,
@@ -292,7 +299,7 @@ static int place_lib(const char *prog, const char *cache_dir, const struct lib *
 	if (cfd >= 0)
 		sys_close(cfd);
 	sys_close(fd);
-	report_lib(prog, b, &hr);
+	report_lib(ex, b, &hr);
 	return 1;
 }
 
@@ -346,15 +353,15 @@ void libs_stage(struct exec *ex)
 	if (!nothing_listed(ex, &o, skip, nskip)) {
 		maps = maps_read(&cap);
 		if (!maps)
-			verbose_note(prog, "libraries left as ld.so mapped them: /proc/self/maps cannot be read "
+			verbose_note(ex->opt.verbose, prog, "libraries left as ld.so mapped them: /proc/self/maps cannot be read "
 					   "(/proc not mounted?)");
 		n = libfind(maps, o.min_text, skip, nskip, libs, LIBS_MAX);
 	}
 	for (unsigned i = 0; i < n; i++)
-		reported += (uint64_t)place_lib(prog, ex->cache_dir, &libs[i], &o);
+		reported += (uint64_t)place_lib(ex, &libs[i], &o);
 	maps_free(maps, cap);
 	__asm__("" : "+r"(prog));
 	TX_PROBE(libs, prog, reported, now_ns() - t0);
 	(void)t0, (void)reported;
-	huge_done();
+	huge_done(&ex->huge);
 }

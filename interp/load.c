@@ -60,7 +60,7 @@ static int load_images(struct exec *ex, int remap)
 
 	if (has_interp && !tight)
 		image_open_interp(prog, interp);
-	image_place(prog, 0, ex->opt.strategy, ex->cache_fd >= 0, remap && ex->opt.round_out);
+	image_place(prog, 0, ex->opt.strategy, ex->cache_fd >= 0, remap && ex->opt.round_out, ex->opt.verbose);
 	image_map(prog);
 	image_trim(prog, remap && ex->opt.round_out);
 	if (tight) {
@@ -70,7 +70,7 @@ static int load_images(struct exec *ex, int remap)
 		image_open_interp(prog, interp);
 	}
 	if (has_interp) {
-		image_place(interp, 1, ex->opt.strategy, 0, 0);
+		image_place(interp, 1, ex->opt.strategy, 0, 0, ex->opt.verbose);
 		image_map(interp);
 		image_trim(interp, 0);
 		sys_close(interp->fd);
@@ -78,7 +78,7 @@ static int load_images(struct exec *ex, int remap)
 	if (tight) {
 		prog->fd = (int)sys_openat(TX_AT_FDCWD, ex->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
 		if (prog->fd < 0 && remap) {
-			verbose_note(ex->path, "no file descriptor left for the program (RLIMIT_NOFILE): text left on 4 KiB pages");
+			verbose_note(ex->opt.verbose, ex->path, "no file descriptor left for the program (RLIMIT_NOFILE): text left on 4 KiB pages");
 			remap = 0;
 		}
 	}
@@ -162,6 +162,8 @@ static void put_text_on_huge_pages(struct exec *ex)
 		if (ex->prog.ph[i].p_type == PT_LOAD && ex->prog.ph[i].p_memsz)
 			seg_off[k++] = ex->cache_off[i];
 	struct huge_req req = {
+		.state = &ex->huge,
+		.geom = &ex->geom,
 		.fd = ex->prog.fd,
 		.name = ex->path,
 		.o = &ex->opt,
@@ -174,7 +176,7 @@ static void put_text_on_huge_pages(struct exec *ex)
 		.fs = ex->fs,
 	};
 	huge_apply(&req, &ex->hr);
-	huge_done();
+	huge_done(&ex->huge);
 	if (ex->cache_fd >= 0)
 		sys_close(ex->cache_fd);
 	ex->cache_fd = -1;
@@ -253,11 +255,11 @@ static void tell(const struct exec *ex)
 
 	if (ex->remap)
 		for (unsigned i = 0; i < hr->nnotes; i++)
-			verbose_note(path, hr->notes[i]);
+			verbose_note(ex->opt.verbose, path, hr->notes[i]);
 	if (ex->opt.verbose) {
 		msg_head(&m, path);
 		if (ex->remap) {
-			msg_placed(&m, text, hr);
+			huge_msg(&m, text, hr);
 			msg_str(&m, ", ");
 			msg_mib(&m, text - huge);
 			msg_str(&m, " on 4 KiB, ");
@@ -289,16 +291,17 @@ void load_stage(struct exec *ex)
 	struct opts note;
 
 	if (image_read_headers(prog, 0, !ex->binfmt) == 1) {
-		verbose_note(ex->path, "a script: running it directly");
+		verbose_note(ex->opt.verbose, ex->path, "a script: running it directly");
 		exec_plain(ex->path, ex->s.argv + ex->first, ex->s.envp, "script");
 	}
 	/* Precedence: defaults < the program's note < environment < options. */
-	image_read_note(prog, &note);
+	const char *note_why = image_read_note(prog, &note);
+	if (note_why)
+		verbose_note(ex->opt.verbose, ex->path, note_why);
 	opts_default(&ex->opt);
 	opts_merge(&ex->opt, &note);
 	opts_merge(&ex->opt, &ex->env_o);
 	opts_merge(&ex->opt, &ex->cli_o);
-	report_set_verbose(ex->opt.verbose);
 	int remap = ex->opt.strategy != ST_OFF && prog->info.text_bytes >= ex->opt.min_text;
 	/* A dynamic program's libraries may hold the text worth placing
 	 * (clang's is in libLLVM): with libs, a small one is still loaded. */
@@ -306,10 +309,13 @@ void load_stage(struct exec *ex)
 	if (!remap && !hook && !ex->binfmt && ex->opt.strategy != ST_OFF)
 		exec_small(ex);
 	if (!ex->binfmt && !fds_free(prog->fd, prog->info.interp >= 0 ? 2 : 1)) {
-		verbose_note(ex->path, "no free file descriptor (RLIMIT_NOFILE): running it directly");
+		verbose_note(ex->opt.verbose, ex->path, "no free file descriptor (RLIMIT_NOFILE): running it directly");
 		exec_plain(ex->path, ex->s.argv + ex->first, ex->s.envp, "no descriptor");
 	}
 
+	if (remap || hook)
+		geom_read(&ex->geom, ex->aux[AT_PAGESZ]);
+	huge_state_init(&ex->huge, &ex->geom);
 	cache_find(ex, remap);
 	ex->remap = load_images(ex, remap);
 	if (ex->remap)

@@ -3,20 +3,7 @@
 
 #include <errno.h>
 
-#include "huge.h"
 #include "sys.h"
-
-static int verbose TX_HOT;
-
-void report_set_verbose(int on)
-{
-	verbose = on;
-}
-
-int report_verbose(void)
-{
-	return verbose;
-}
 
 /* A full buffer still ends in a newline: the line is cut, never run on. */
 void say(struct msg *m)
@@ -118,7 +105,7 @@ __attribute__((noreturn)) void die_usage(const char *what, const char *why)
 	die_msg(&m, 125);
 }
 
-void verbose_note(const char *path, const char *what)
+void verbose_note(int verbose, const char *path, const char *what)
 {
 	struct msg m;
 
@@ -127,30 +114,4 @@ void verbose_note(const char *path, const char *what)
 	msg_head(&m, path);
 	msg_str(&m, what);
 	say(&m);
-}
-
-void msg_placed(struct msg *m, uint64_t text, const struct huge_result *hr)
-{
-	uint64_t on = hr->text_huge > text ? text : hr->text_huge;
-
-	msg_mib(m, on);
-	msg_str(m, " of ");
-	msg_mib(m, text);
-	msg_str(m, " MiB text on 2 MiB pages (file ");
-	msg_mib(m, hr->file);
-	if (hr->cache) {
-		msg_str(m, ", cache ");
-		msg_mib(m, hr->cache);
-	}
-	msg_str(m, ", thp ");
-	msg_mib(m, hr->thp);
-	if (hr->hugetlb) {
-		msg_str(m, ", hugetlb ");
-		msg_mib(m, hr->hugetlb);
-	}
-	if (hr->lazy) {
-		msg_str(m, ", lazy ");
-		msg_mib(m, hr->lazy);
-	}
-	msg_str(m, ")");
 }

@@ -1,19 +1,13 @@
 /* The loader's only output: one line per message on stderr, always
  * "tiexec: 'PATH': what", as the project's error convention asks.  Every
  * message, and every exit before the program runs, goes through here.
- * report.c keeps one setting of its own, whether -v is on (set by the
- * stages that settle the settings), the way a logging library keeps its
- * level; everything else it is told. */
+ * It keeps no setting of its own: whether -v is on is passed in. */
 #pragma once
 
 #include <stdint.h>
 
 #include "rt.h"
 
-struct huge_result;
-
-void report_set_verbose(int on);
-int report_verbose(void);
 /* Writes m, ending it with a newline (a full buffer is cut, never run on). */
 void say(struct msg *m);
 /* Starts m with "tiexec: 'PATH': " (a long path shown as head...tail). */
@@ -36,7 +30,5 @@ void report_refusal(long err);
 __attribute__((noreturn)) void die_msg(struct msg *m, int status);
 /* "tiexec: what: why (see tiexec --help)", exit 125. */
 __attribute__((noreturn)) void die_usage(const char *what, const char *why);
-/* "tiexec: 'PATH': what" with -v only. */
-void verbose_note(const char *path, const char *what);
-/* "X of Y MiB text on 2 MiB pages (file a[, cache e], thp b[, hugetlb c][, lazy d])". */
-void msg_placed(struct msg *m, uint64_t text, const struct huge_result *hr);
+/* "tiexec: 'PATH': what" when verbose (-v), else nothing. */
+void verbose_note(int verbose, const char *path, const char *what);

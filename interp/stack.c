@@ -52,11 +52,11 @@ static void program_bounds(const struct image *prog, struct prctl_mm_map *mm)
 	uint64_t brk = (uint64_t)sys_brk(0);
 	/* A static PIE keeps the brk the kernel gave us, which is where it
 	 * gives one to a program without interpreter; others get it after
-	 * their .bss, randomized as arch_randomize_brk does. */
+	 * their .bss, randomized as the arch's arch_randomize_brk does. */
 	if (!(prog->info.type == ET_DYN && prog->info.interp < 0)) {
 		brk = tx_up(brk_end, TX_PAGE);
 		if (!aslr_off())
-			brk += (random_u64() & ((32ULL << 20) - 1)) & -TX_PAGE;
+			brk += (random_u64() & (ARCH_BRK_RANDOM - 1)) & -TX_PAGE;
 	}
 	memset(mm, 0, sizeof(*mm));
 	mm->start_code = sc;
@@ -262,7 +262,7 @@ static const char *plan(struct exec *ex, const char *hint, size_t orglen)
 	block_areas(&ex->s, ex->first, hint, &ex->areas);
 	block_plan(&ex->s, ex->first, ex->execfn, hint, prelen, orglen, &ex->areas, p);
 	if (p->env_in_block && !block_fits_stack(&ex->areas, p)) {
-		verbose_note(ex->path, "no room under RLIMIT_STACK for the TIEXEC_EXE hint: "
+		verbose_note(ex->opt.verbose, ex->path, "no room under RLIMIT_STACK for the TIEXEC_EXE hint: "
 				       "re-executing /proc/self/exe will not find the program");
 		hint = NULL;
 		block_areas(&ex->s, ex->first, NULL, &ex->areas);

@@ -25,6 +25,7 @@
 #include "why.h"
 
 #include "arch_reloc.h" /* ARCH_ELF_MACHINE, ARCH_NAME: the loader's machine */
+#include "geom.h"        /* TX_HUGE */
 
 #include <elf.h>
 #include <gelf.h>
@@ -82,7 +83,7 @@ static void soname_read(Elf *elf, uint64_t strtab, uint64_t at, char *out, size_
  * 2 MiB-aligned base, so addresses keep their offset). */
 static void text_add(struct elf_facts *f, uint64_t v, uint64_t filesz, uint64_t off)
 {
-	const uint64_t huge = 2ULL << 20;
+	const uint64_t huge = TX_HUGE;
 	uint64_t lo = (v + huge - 1) & ~(huge - 1), hi = (v + filesz) & ~(huge - 1);
 
 	if (!filesz || v + filesz < v)

@@ -17,12 +17,12 @@
 
 #include "../stamp/elfio.h"
 #include "fsfolio.h"
+#include "geom.h"
 #include "layout.h"
 #include "mark.h"
 #include "textcache.h"
 #include "thpenv.h"
 
-#define HUGE (2ULL << 20)
 
 const char *advice_way_name(enum advice_way w)
 {
@@ -43,7 +43,7 @@ static uint64_t hugetlb_free(void)
 		if (sscanf(line, "HugePages_Free: %llu", &n) == 1)
 			break;
 	fclose(f);
-	return (uint64_t)n * HUGE;
+	return (uint64_t)n * TX_HUGE;
 }
 
 /* file: zero copy where the page cache holds 2 MiB folios, for the pieces
@@ -101,9 +101,27 @@ static void way_cache(int fd, const char *dir, const struct elf_facts *ef, struc
 	w->huge = ef->text_huge;
 }
 
-static void way_copy(const struct elf_facts *ef, uint64_t pool, struct way *thp, struct way *tlb)
+/* As the loader: on a kernel whose page sizes are not this build's, every
+ * way leaves the text on base pages. */
+static void geom_refuses(const struct geom *g, struct advice *a)
 {
-	const char *off = thpenv_thp_off();
+	char have[64], want[64];
+	struct geom build = { TX_PAGE, TX_HUGE };
+
+	for (int k = 0; k < WAY_N; k++) {
+		a->way[k].huge = a->way[k].per_proc = a->way[k].once = 0;
+		snprintf(a->way[k].why, sizeof(a->way[k].why), "this kernel has %s; this build places text for %s",
+			 geom_describe(g, have, sizeof(have)), geom_describe(&build, want, sizeof(want)));
+	}
+}
+
+static void way_copy(const struct geom *g, const struct elf_facts *ef, uint64_t pool, struct way *thp,
+		     struct way *tlb)
+{
+	struct thpenv t;
+
+	thpenv_init(&t, g);
+	const char *off = thpenv_thp_off(&t);
 
 	if (off) {
 		snprintf(thp->why, sizeof(thp->why), "%s", off);
@@ -175,15 +193,19 @@ int advise_fd(int fd, const char *cache_dir, struct advice *a, char *why, size_t
 	a->rounded = ef.text_round;
 	a->stamped = ef.marked && ef.note_ok;
 	a->strategy = a->stamped && ef.policy.strategy != TIEXEC_UNSET32 ? (int)ef.policy.strategy : -1;
-	a->min_text = a->stamped && ef.policy.min_text != TIEXEC_UNSET64 ? ef.policy.min_text : HUGE;
+	a->min_text = a->stamped && ef.policy.min_text != TIEXEC_UNSET64 ? ef.policy.min_text : TX_HUGE;
 	a->round_out = a->stamped && (ef.policy.flags & TIEXEC_POLICY_ROUND_OUT);
 	if (a->stamped)
 		policy_format(&ef.policy, a->policy, sizeof(a->policy));
 	way_file(fd, buf, &ef, &a->way[WAY_FILE]);
 	munmap(buf, (size_t)st.st_size);
 	way_cache(fd, cache_dir, &ef, &a->way[WAY_CACHE]);
-	way_copy(&ef, hugetlb_free(), &a->way[WAY_THP], &a->way[WAY_HUGETLB]);
+	struct geom g;
+	geom_read(&g, (uint64_t)sysconf(_SC_PAGESIZE));
+	way_copy(&g, &ef, hugetlb_free(), &a->way[WAY_THP], &a->way[WAY_HUGETLB]);
 	close(fd);
+	if (!geom_fits(&g))
+		geom_refuses(&g, a);
 	a->auto_way = auto_way(a);
 	return 0;
 }

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "perfmap.h"
 
+#include "geom.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -13,7 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PM_PAGE 4096ULL
 
 static int starts(const char *s, const char *prefix)
 {
@@ -80,21 +81,21 @@ int pm_bias(const struct smaps *s, size_t src, const struct pm_seg *seg, size_t 
 		if (!same_file(m, &s->map[src]))
 			continue;
 		for (size_t g = 0; g < nseg; g++) {
-			uint64_t pg = seg[g].offset & ~(PM_PAGE - 1);
+			uint64_t pg = seg[g].offset & ~(TX_PAGE - 1);
 			if (seg[g].exec != (m->perms[2] == 'x') || m->offset < pg ||
 			    m->offset >= seg[g].offset + seg[g].filesz)
 				continue;
-			uint64_t cand = m->start - (seg[g].vaddr & ~(PM_PAGE - 1)) - (m->offset - pg);
+			uint64_t cand = m->start - (seg[g].vaddr & ~(TX_PAGE - 1)) - (m->offset - pg);
 			size_t votes = 0;
 			for (size_t k = 0; k < s->n; k++) {
 				const struct smaps_map *o = &s->map[k];
 				if (!same_file(o, m))
 					continue;
 				for (size_t h = 0; h < nseg; h++) {
-					uint64_t hp = seg[h].offset & ~(PM_PAGE - 1);
+					uint64_t hp = seg[h].offset & ~(TX_PAGE - 1);
 					if (seg[h].exec == (o->perms[2] == 'x') && o->offset >= hp &&
 					    o->offset < seg[h].offset + seg[h].filesz &&
-					    o->start == cand + (seg[h].vaddr & ~(PM_PAGE - 1)) + (o->offset - hp)) {
+					    o->start == cand + (seg[h].vaddr & ~(TX_PAGE - 1)) + (o->offset - hp)) {
 						votes++;
 						break;
 					}
@@ -117,11 +118,11 @@ int pm_bias(const struct smaps *s, size_t src, const struct pm_seg *seg, size_t 
  * read-only bytes beside it included. */
 int pm_in_exec_seg(uint64_t a, uint64_t b, uint64_t bias, const struct pm_seg *seg, size_t nseg)
 {
-	const uint64_t huge = 2ULL << 20;
+	const uint64_t huge = TX_HUGE;
 
 	for (size_t g = 0; g < nseg; g++) {
-		uint64_t lo = bias + (seg[g].vaddr & ~(PM_PAGE - 1));
-		uint64_t hi = (bias + seg[g].vaddr + seg[g].memsz + PM_PAGE - 1) & ~(PM_PAGE - 1);
+		uint64_t lo = bias + (seg[g].vaddr & ~(TX_PAGE - 1));
+		uint64_t hi = (bias + seg[g].vaddr + seg[g].memsz + TX_PAGE - 1) & ~(TX_PAGE - 1);
 		uint64_t rlo = lo & ~(huge - 1), rhi = (hi + huge - 1) & ~(huge - 1);
 		if (seg[g].exec && rlo <= a && b <= rhi && a < hi && lo < b)
 			return 1;

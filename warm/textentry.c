@@ -15,11 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "geom.h"
 #include "textcache.h"
 #include "trust.h"
 
-#define HUGE (2ULL << 20)
-#define PAGE 4096ULL
 /* Beside each entry NAME, NAME.source holds the path it was made from, for
  * --prune (the loader never looks at it: its names are the entries'). */
 #define SOURCE_SUFFIX ".source"
@@ -140,7 +139,7 @@ struct move {
 
 static int copy_range(int in, int out, uint64_t from, uint64_t to, uint64_t len)
 {
-	static char buf[HUGE];
+	static char buf[TX_HUGE];
 
 	while (len) {
 		size_t want = len < sizeof(buf) ? len : sizeof(buf);
@@ -185,14 +184,14 @@ static unsigned plan(const Elf64_Phdr *ph, unsigned n, uint64_t size, struct mov
 {
 	unsigned k = 0;
 
-	*end = up(size, PAGE);
+	*end = up(size, TX_PAGE);
 	for (unsigned i = 0; i < n; i++) {
 		const Elf64_Phdr *p = &ph[i];
 		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) || !p->p_filesz ||
-		    !((p->p_vaddr - p->p_offset) & (HUGE - 1)))
+		    !((p->p_vaddr - p->p_offset) & (TX_HUGE - 1)))
 			continue;
-		uint64_t to = *end + ((down(p->p_vaddr, PAGE) - *end) & (HUGE - 1));
-		mv[k] = (struct move){ i, down(p->p_offset, PAGE), to, up(p->p_offset + p->p_filesz, PAGE) - down(p->p_offset, PAGE) };
+		uint64_t to = *end + ((down(p->p_vaddr, TX_PAGE) - *end) & (TX_HUGE - 1));
+		mv[k] = (struct move){ i, down(p->p_offset, TX_PAGE), to, up(p->p_offset + p->p_filesz, TX_PAGE) - down(p->p_offset, TX_PAGE) };
 		*end = to + mv[k].len;
 		k++;
 	}
@@ -215,7 +214,7 @@ static int in_text(const Elf64_Phdr *ph, unsigned n, const struct move *mv, unsi
 {
 	for (unsigned i = 0; i < n; i++)
 		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) && ph[i].p_filesz && !moved(i, mv, nmv) &&
-		    lo < up(ph[i].p_offset + ph[i].p_filesz, PAGE) && lo + len > down(ph[i].p_offset, PAGE))
+		    lo < up(ph[i].p_offset + ph[i].p_filesz, TX_PAGE) && lo + len > down(ph[i].p_offset, TX_PAGE))
 			return 1;
 	return 0;
 }
@@ -240,20 +239,20 @@ static void punch(int t, const Elf64_Ehdr *eh, const Elf64_Phdr *ph, const struc
 
 	for (unsigned k = 0; k < nmv; k++) {
 		const Elf64_Phdr *p = &ph[mv[k].i];
-		uint64_t lo = up(p->p_offset, PAGE), hi = down(p->p_offset + p->p_filesz, PAGE);
+		uint64_t lo = up(p->p_offset, TX_PAGE), hi = down(p->p_offset + p->p_filesz, TX_PAGE);
 		uint64_t keep[TEXTCACHE_PH_MAX + 3][2];
 		unsigned nk = 0;
 		for (unsigned i = 0; i < eh->e_phnum; i++)
 			if (i != mv[k].i && ph[i].p_type == PT_LOAD && ph[i].p_filesz) {
-				keep[nk][0] = down(ph[i].p_offset, PAGE);
-				keep[nk++][1] = up(ph[i].p_offset + ph[i].p_filesz, PAGE);
+				keep[nk][0] = down(ph[i].p_offset, TX_PAGE);
+				keep[nk++][1] = up(ph[i].p_offset + ph[i].p_filesz, TX_PAGE);
 			}
 		keep[nk][0] = 0; /* the ELF header */
-		keep[nk++][1] = PAGE;
-		keep[nk][0] = down(eh->e_phoff, PAGE);
-		keep[nk++][1] = up(eh->e_phoff + eh->e_phnum * sizeof(Elf64_Phdr), PAGE);
-		keep[nk][0] = down(eh->e_shoff, PAGE);
-		keep[nk++][1] = up(eh->e_shoff + shsize, PAGE);
+		keep[nk++][1] = TX_PAGE;
+		keep[nk][0] = down(eh->e_phoff, TX_PAGE);
+		keep[nk++][1] = up(eh->e_phoff + eh->e_phnum * sizeof(Elf64_Phdr), TX_PAGE);
+		keep[nk][0] = down(eh->e_shoff, TX_PAGE);
+		keep[nk++][1] = up(eh->e_shoff + shsize, TX_PAGE);
 		for (unsigned i = 0; i < nk; i++) {
 			if (keep[i][1] <= lo || keep[i][0] >= hi)
 				continue;
@@ -391,7 +390,7 @@ static int content(int fd, const Elf64_Ehdr *eh, const Elf64_Phdr *ph, uint64_t 
 		r[n++] = (struct range){ eh->e_shoff, eh->e_shoff + shsize };
 	for (unsigned i = 0; i < eh->e_phnum; i++)
 		if (ph[i].p_type == PT_LOAD && ph[i].p_filesz)
-			r[n++] = ph[i].p_flags & PF_X ? (struct range){ down(ph[i].p_offset, PAGE), up(ph[i].p_offset + ph[i].p_filesz, PAGE) }
+			r[n++] = ph[i].p_flags & PF_X ? (struct range){ down(ph[i].p_offset, TX_PAGE), up(ph[i].p_offset + ph[i].p_filesz, TX_PAGE) }
 						      : (struct range){ ph[i].p_offset, ph[i].p_offset + ph[i].p_filesz };
 	for (unsigned i = 0; i < nsh; i++)
 		if (sh[i].sh_type != SHT_NOBITS && sh[i].sh_size)
