@@ -77,22 +77,10 @@ struct tiexec_policy {
 	uint32_t orig_flags0;
 };
 
-/* The binfmt_misc rule, for `echo RULE > /proc/sys/fs/binfmt_misc/register`
- * with the interpreter path in between.  The magic starts at offset 0 and
- * covers bytes 0..70: "\177ELF", 64-bit, little-endian, version 1, e_type
- * ET_EXEC or ET_DYN (2 or 3: mask 0xfe), e_machine x86-64 (0x3e),
- * e_phoff == 64, e_phentsize == 56, and the marker bit at byte 70. */
-#define TIEXEC_BINFMT_NAME "tiexec"
-#define TIEXEC_BINFMT_FLAGS "POF"
-#define TIEXEC_BINFMT_MAGIC                                                         \
-	"\\x7f\\x45\\x4c\\x46\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
-	"\\x02\\x00\\x3e\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
-	"\\x40\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
-	"\\x00\\x00\\x00\\x00\\x00\\x00\\x38\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
-	"\\x00\\x00\\x00\\x00\\x00\\x00\\x40"
-#define TIEXEC_BINFMT_MASK                                                          \
-	"\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
-	"\\xfe\\xff\\xff\\xff\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
-	"\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
-	"\\x00\\x00\\x00\\x00\\x00\\x00\\xff\\xff\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00" \
-	"\\x00\\x00\\x00\\x00\\x00\\x00\\x40"
+/* The binfmt_misc rule that sends marked programs to the loader is made by
+ * the build (common/meson.build), from the layout above and the arch's
+ * ARCH_ELF_MACHINE: name "tiexec", flags POF, a magic and mask over bytes
+ * 0..70 ("\177ELF", 64-bit, little-endian, version 1, ET_EXEC or ET_DYN,
+ * the loader's machine, e_phoff 64, e_phentsize 56, and the marker bit at
+ * TIEXEC_MARK_BYTE).  scripts/tiexec-binfmt and packaging's rules are
+ * filled in from it; tests/60-binfmt-register.bats checks them. */

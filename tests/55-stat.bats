@@ -320,8 +320,8 @@ loader_result() {
 in_rule_ns() {
 	run --separate-stderr env STAT="$STAT" W="$W" timeout 120 unshare --user --map-root-user --mount bash -c '
 		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || exit 90
-		"$1/scripts/tiexec-binfmt" register --interpreter "$2" >/dev/null || exit 91
-		'"$1" _ "$ROOT" "$TIEXEC"
+		"$1/packaging/tiexec-binfmt" register --interpreter "$2" >/dev/null || exit 91
+		'"$1" _ "$BUILD" "$TIEXEC"
 	[ "$status" -ne 90 ] || skip_unsupported "no private binfmt_misc instance (needs Linux >= 6.7)"
 }
 

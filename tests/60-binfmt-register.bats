@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# scripts/tiexec-binfmt and packaging/binfmt.d/tiexec.conf: registering the
-# binfmt_misc rule of common/mark.h.  Every registration happens in a PRIVATE
+# tiexec-binfmt and binfmt.d/tiexec.conf as the build makes them
+# (common/meson.build): registering the binfmt_misc rule.  Every registration happens in a PRIVATE
 # binfmt_misc instance: each test runs its code in a fresh user + mount + pid
 # namespace with its own binfmt_misc mount (Linux >= 6.7 gives each user
 # namespace its own), so nothing is registered on the machine and nothing a
@@ -41,18 +41,25 @@ setup_file() {
 	[ "$(byte_at "$t/x/class32" 4)" = 02 ]
 	poke "$t/x/class32" 4 01
 
-	# The rule as common/mark.h defines it, printed by a C program.
-	cat >"$t/mark.c" <<-'EOF'
-		#include <stdio.h>
-		#include "mark.h"
-		int main(void) {
-			printf("%s\n%s\n%s\n%s\n", TIEXEC_BINFMT_NAME, TIEXEC_BINFMT_FLAGS,
-			       TIEXEC_BINFMT_MAGIC, TIEXEC_BINFMT_MASK);
-			return 0;
-		}
-	EOF
-	gcc -I"$ROOT/interp" -o "$t/mark" "$t/mark.c"
-	"$t/mark" >"$t/mark.txt"
+	# The rule as docs/reference.md specifies it, written out here on its
+	# own: bytes 0..70, with the machine (bytes 18-19) of the loader itself.
+	local magic=() mask=() i
+	for i in $(seq 0 70); do magic[i]=00 mask[i]=00; done
+	magic[0]=7f magic[1]=45 magic[2]=4c magic[3]=46 # "\177ELF"
+	magic[4]=02 magic[5]=01 magic[6]=01             # 64-bit, LSB, version 1
+	magic[16]=02 mask[16]=fe                        # ET_EXEC or ET_DYN
+	magic[18]=$(byte_at "$TIEXEC" 18) magic[19]=$(byte_at "$TIEXEC" 19)
+	magic[32]=40 magic[54]=38 magic[70]=40          # e_phoff, e_phentsize, the mark
+	for i in 0 1 2 3 4 5 6 17 18 19 32 33 34 35 36 37 38 39 54 55; do mask[i]=ff; done
+	mask[70]=40
+	{
+		echo tiexec
+		echo POF
+		printf '\\x%s' "${magic[@]}"
+		echo
+		printf '\\x%s' "${mask[@]}"
+		echo
+	} >"$t/mark.txt"
 
 	# Can this machine give us a private binfmt_misc instance?
 	unshare --user --map-root-user --mount sh -c \
@@ -61,7 +68,7 @@ setup_file() {
 }
 
 setup() {
-	SCRIPT=$ROOT/scripts/tiexec-binfmt
+	SCRIPT=$BUILD/packaging/tiexec-binfmt
 	CLEAN=$FIXTURES/clean
 	U=$BATS_FILE_TMPDIR/u
 	M=$BATS_FILE_TMPDIR/m
@@ -401,29 +408,29 @@ b"
 
 @test "usage errors: unknown command, extra arguments, no command" {
 	local usage=$'Usage: tiexec-binfmt register [--interpreter PATH]\n       tiexec-binfmt unregister\n       tiexec-binfmt status'
-	run --separate-stderr "$ROOT/scripts/tiexec-binfmt" frobnicate
+	run --separate-stderr "$SCRIPT" frobnicate
 	[ "$status" -eq 2 ]
 	[ -z "$output" ]
 	same "tiexec-binfmt: unknown command: frobnicate"$'\n'"$usage" "$stderr"
-	run --separate-stderr "$ROOT/scripts/tiexec-binfmt"
+	run --separate-stderr "$SCRIPT"
 	[ "$status" -eq 2 ]
 	same "tiexec-binfmt: missing command"$'\n'"$usage" "$stderr"
-	run --separate-stderr "$ROOT/scripts/tiexec-binfmt" register --force
+	run --separate-stderr "$SCRIPT" register --force
 	[ "$status" -eq 2 ]
 	same "tiexec-binfmt: unknown argument to register: --force"$'\n'"$usage" "$stderr"
-	run --separate-stderr "$ROOT/scripts/tiexec-binfmt" status now
+	run --separate-stderr "$SCRIPT" status now
 	[ "$status" -eq 2 ]
 	same "tiexec-binfmt: status takes no arguments"$'\n'"$usage" "$stderr"
-	run --separate-stderr "$ROOT/scripts/tiexec-binfmt" unregister all
+	run --separate-stderr "$SCRIPT" unregister all
 	[ "$status" -eq 2 ]
 	same "tiexec-binfmt: unregister takes no arguments"$'\n'"$usage" "$stderr"
-	run --separate-stderr "$ROOT/scripts/tiexec-binfmt" --help
+	run --separate-stderr "$SCRIPT" --help
 	[ "$status" -eq 0 ]
 	same "$usage" "$output"
 }
 
-@test "consistency: the script and binfmt.d/tiexec.conf repeat common/mark.h" {
-	local script=$ROOT/scripts/tiexec-binfmt conf=$ROOT/packaging/binfmt.d/tiexec.conf
+@test "consistency: the built script and binfmt.d/tiexec.conf hold the specified rule" {
+	local script=$SCRIPT conf=$BUILD/packaging/binfmt.d/tiexec.conf
 	# The script's MAGIC and MASK, evaluated from their assignments.
 	local MAGIC MASK NAME FLAGS
 	eval "$(grep -E "^(MAGIC|MASK)\+?='[^']*'\$|^(NAME|FLAGS)=[A-Za-z]+\$" "$script")"
@@ -444,7 +451,7 @@ b"
 @test "consistency: the binfmt.d line, written as-is, registers the script's rule" {
 	# What systemd-binfmt does (with our interpreter in place of
 	# /usr/libexec/tiexec/tiexec, which F needs to exist).
-	grep -v '^#' "$ROOT/packaging/binfmt.d/tiexec.conf" |
+	grep -v '^#' "$BUILD/packaging/binfmt.d/tiexec.conf" |
 		sed "s|:/usr/libexec/tiexec/tiexec:|:$TIEXEC:|" | tr -d '\n' >"$BATS_TEST_TMPDIR/rule"
 	export RULE=$BATS_TEST_TMPDIR/rule
 	in_ns 'cat "$RULE" >"$BM/register"

@@ -189,9 +189,9 @@ in_ns() {
 	run --separate-stderr timeout 120 unshare --user --map-root-user --mount --pid --fork \
 		--kill-child --mount-proc bash -c '
 		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || exit 90
-		"$1/scripts/tiexec-binfmt" register --interpreter "$2/tiexec" >/dev/null || exit 91
+		"$1/packaging/tiexec-binfmt" register --interpreter "$2/tiexec" >/dev/null || exit 91
 		cd "$2"
-		'"$1" _ "$ROOT" "$W"
+		'"$1" _ "$BUILD" "$W"
 	if [ "$status" -eq 90 ]; then
 		skip_unsupported "cannot mount a private binfmt_misc (needs Linux >= 6.7)"
 	fi

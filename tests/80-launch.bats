@@ -37,16 +37,16 @@ setup_file() {
 }
 
 # in_ns SCRIPT: bash -c SCRIPT in the private namespaces, tiexec registered,
-# cwd $BATS_FILE_TMPDIR; `on`/`off` enable or disable the rule; "$1" is $ROOT.
+# cwd $BATS_FILE_TMPDIR; `on`/`off` enable or disable the rule; "$1" is $BUILD.
 in_ns() {
 	run --separate-stderr timeout 120 unshare --user --map-root-user --mount --pid --fork \
 		--kill-child --mount-proc bash -c '
 		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || exit 90
-		"$1/scripts/tiexec-binfmt" register --interpreter "$2" >/dev/null || exit 91
+		"$1/packaging/tiexec-binfmt" register --interpreter "$2" >/dev/null || exit 91
 		on() { echo 1 >/proc/sys/fs/binfmt_misc/tiexec; }
 		off() { echo 0 >/proc/sys/fs/binfmt_misc/tiexec; }
 		cd "$3"
-		'"$1" _ "$ROOT" "$TIEXEC" "$BATS_FILE_TMPDIR"
+		'"$1" _ "$BUILD" "$TIEXEC" "$BATS_FILE_TMPDIR"
 	if [ "$status" -eq 90 ]; then
 		skip_unsupported "cannot mount a private binfmt_misc (needs Linux >= 6.7)"
 	fi
@@ -158,9 +158,9 @@ supervisor: ./s/go-static exited with 0" "$output"
 }
 
 @test "after unregister, stamped programs run directly again" {
-	in_ns '"$1/scripts/tiexec-binfmt" unregister >/dev/null
+	in_ns '"$1/packaging/tiexec-binfmt" unregister >/dev/null
 		TIEXEC_VERBOSE=1 ./s/probe-pie a | grep "^argv"; echo "status $?"
-		"$1/scripts/tiexec-binfmt" status; echo "registered $?"'
+		"$1/packaging/tiexec-binfmt" status; echo "registered $?"'
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	same $'argv[0] ./s/probe-pie\nargv[1] a\nstatus 0\ntiexec: not registered\nregistered 3' "$output"

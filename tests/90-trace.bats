@@ -195,7 +195,7 @@ first_line() {
 	start_trace --json --loader "$LOADER"
 	(cd "$BATS_FILE_TMPDIR/m" && unshare --user --map-root-user --mount sh -c '
 		mount -t binfmt_misc binfmt_misc '"$BM"' &&
-		"$ROOT/scripts/tiexec-binfmt" register --interpreter "$LOADER" >/dev/null &&
+		"$BUILD/packaging/tiexec-binfmt" register --interpreter "$LOADER" >/dev/null &&
 		sh -c "echo \$\$; exec ./probe-pie"') >"$O/marked"
 	stop_trace INT
 	local line

@@ -146,8 +146,8 @@ rpm_files() {
 
 @test "the binfmt-support format file is the binfmt.d rule" {
 	local rule fmt
-	rule=$(grep '^:tiexec:' "$ROOT/packaging/binfmt.d/tiexec.conf")
-	fmt=$ROOT/packaging/binfmts/tiexec
+	rule=$(grep '^:tiexec:' "$BUILD/packaging/binfmt.d/tiexec.conf")
+	fmt=$BUILD/packaging/binfmts/tiexec
 	IFS=: read -r _ name type offset magic mask interp flags <<<"$rule"
 	[ "$name" = tiexec ] && [ "$type" = M ] && [ "$flags" = POF ]
 	same "package tiexec
