@@ -242,7 +242,7 @@ static char *resolve(const char *name, const struct dyn *obj, const char *origin
 	return NULL;
 }
 
-void needed_libs(const char *prog, int (*add)(const char *path))
+void needed_libs(const char *prog, int (*add)(void *ctx, const char *path), void *ctx)
 {
 	/* ld.so's built-in directories, after /etc/ld.so.conf's. */
 	static const char *const defaults[] = {"/lib/" ARCH_MULTIARCH, "/usr/lib/" ARCH_MULTIARCH,
@@ -270,7 +270,7 @@ void needed_libs(const char *prog, int (*add)(const char *path))
 			char *r = p ? realpath(p, NULL) : NULL;
 			if (r && !strs_has(&seen, r)) {
 				strs_add(&seen, r);
-				if (add(p))
+				if (add(ctx, p))
 					strs_add(&queue, p);
 			}
 			free(r);

@@ -13,9 +13,9 @@
  * is ignored; glibc-hwcaps subdirectories are not looked at. */
 #pragma once
 
-/* Calls add(path) for every library prog needs, directly or through other
- * libraries, each once; a library that is not found is left out, as
+/* Calls add(ctx, path) for every library prog needs, directly or through
+ * other libraries, each once; a library that is not found is left out, as
  * `ldd` says "not found" for it.  Only the libraries add() accepts (returns
  * nonzero for) are looked into for more.  Every file is opened without
  * blocking and only if it is a regular file (trust.h). */
-void needed_libs(const char *prog, int (*add)(const char *path));
+void needed_libs(const char *prog, int (*add)(void *ctx, const char *path), void *ctx);

@@ -1,0 +1,162 @@
+/* The files tiexec-warm looks at, each once (by device and inode), each
+ * checked by the ownership rule (trust.h); and which processes map them. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "trust.h"
+#include "warm.h"
+
+/* Adds the file path names (resolved, and checked: trust.h).  Returns
+ * whether it is a target (new or not). */
+int add_file(struct warm *w, const char *path, int named)
+{
+	char why[PATH_MAX + 64];
+	struct stat st;
+	char *r = realpath(path, NULL);
+
+	if (!r || lstat(r, &st) < 0) {
+		fail(w, path, "cannot read", errno);
+		free(r);
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		if (named)
+			printf("%s: skipped: not a regular file\n", path);
+		free(r);
+		return 0;
+	}
+	if (trust_changeable(r, why, sizeof(why))) {
+		untrusted(w, r, why);
+		free(r);
+		return 0;
+	}
+	for (size_t i = 0; i < w->ntargets; i++)
+		if (w->targets[i].dev == st.st_dev && w->targets[i].ino == st.st_ino) {
+			w->targets[i].named |= named;
+			free(r);
+			return 1;
+		}
+	struct target *t = realloc(w->targets, (w->ntargets + 1) * sizeof(*t));
+	if (!t) {
+		perror("tiexec-warm");
+		exit(ST_FAILED);
+	}
+	w->targets = t;
+	t += w->ntargets++;
+	memset(t, 0, sizeof(*t));
+	t->path = r;
+	t->dev = st.st_dev;
+	t->ino = st.st_ino;
+	t->named = named;
+	return 1;
+}
+
+static void add_tree(struct warm *w, const char *path, int named, int (*want)(const char *));
+
+/* A file, or every file under a directory (symbolic links inside a
+ * directory are followed to files, not to directories: no loops). */
+void add_path(struct warm *w, const char *path, int named, int (*want)(const char *))
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		fail(w, path, "cannot read", errno);
+		return;
+	}
+	if (S_ISDIR(st.st_mode))
+		add_tree(w, path, named, want);
+	else if (!want || want(path))
+		add_file(w, path, named);
+}
+
+/* Every file under the directory path, each checked (add_file); a
+ * directory someone else could change is not looked into. */
+static void add_tree(struct warm *w, const char *path, int named, int (*want)(const char *))
+{
+	char why[PATH_MAX + 64];
+	char *r = realpath(path, NULL);
+	const char *refused = r ? trust_changeable(r, why, sizeof(why)) : NULL;
+
+	if (refused) {
+		untrusted(w, r, refused);
+		free(r);
+		return;
+	}
+	DIR *d = r ? opendir(r) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		fail(w, path, "cannot read the directory", errno);
+		free(r);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char *p;
+		if (asprintf(&p, "%s/%s", r[1] ? r : "", e->d_name) < 0)
+			continue;
+		struct stat st;
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			add_tree(w, p, 0, want);
+		else if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && (!want || want(p)))
+			add_file(w, p, 0);
+		free(p);
+	}
+	closedir(d);
+	free(r);
+	(void)named;
+}
+
+static void scan_maps_of(struct warm *w, int pid)
+{
+	char path[64], line[4096];
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return; /* gone, or not ours to read */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off, ino;
+		unsigned maj, mnr;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perms, &off, &maj, &mnr, &ino) != 7 || !ino)
+			continue;
+		for (size_t i = 0; i < w->ntargets; i++) {
+			struct target *t = &w->targets[i];
+			if (t->ino != ino || t->dev != makedev(maj, mnr))
+				continue;
+			struct use *u = realloc(t->uses, (t->nuses + 1) * sizeof(*u));
+			if (!u)
+				break;
+			t->uses = u;
+			t->uses[t->nuses++] = (struct use){ pid, off, off + (hi - lo), perms[1] == 'w' && perms[3] == 's' };
+		}
+	}
+	fclose(f);
+}
+
+void scan_maps(struct warm *w)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int self = getpid();
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int pid = atoi(e->d_name);
+		if (pid > 0 && pid != self)
+			scan_maps_of(w, pid);
+	}
+	closedir(d);
+}
+

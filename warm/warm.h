@@ -1,0 +1,133 @@
+/* tiexec-warm, by concern:
+ *   tiexec-warm.c   the options and the order of the work
+ *   warm-config.c   warm.conf: paths, globs, "stamped DIR", the cache lines
+ *   warm-targets.c  the files to look at, each once, and who maps them
+ *   warm-elf.c      their headers (libelf) and whole 2 MiB pieces of text
+ *   warm-pieces.c   one piece of the page cache: measured, converted
+ *   warm-file.c     one file through the page cache, and its report
+ *   warm-cache.c    one file through the shared text cache instead
+ *   warm-say.c      messages and the exit status
+ *   trust.c, textentry.c, needed.c: the ownership rule, cache entries, the
+ *   libraries a program needs.
+ * All state is one struct warm, made by main and passed down. */
+#pragma once
+
+#include <elf.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cacheconv.h"
+#include "textcache.h"
+
+#define DEFAULT_CONF "/etc/tiexec/warm.conf"
+
+/* Exit statuses: the worst one wins. */
+enum { ST_OK = 0, ST_NOT_WARM = 1, ST_USAGE = 2, ST_FAILED = 3 };
+
+struct use {
+	int pid;
+	uint64_t lo, hi;  /* file offsets a process maps */
+	int shared_write; /* mapped MAP_SHARED and writable */
+};
+
+struct target {
+	char *path; /* absolute and resolved: the file itself, opened by it */
+	dev_t dev;
+	ino_t ino;
+	struct use *uses;
+	size_t nuses;
+	int named; /* given by name (not found in a directory): say why skipped */
+};
+
+/* Files that did not fit in the text cache, for the report at the end. */
+struct nofit {
+	char *path;
+	uint64_t text;
+};
+
+struct warm {
+	struct {
+		int check, json, verbose, prune;
+	} opt;
+	/* The shared text cache (common/textcache.h), as warm.conf sets it. */
+	struct {
+		const char *dir;
+		char dir_buf[4096], size[64];
+		int off, ready, broken;
+	} cache;
+	struct nofit *nofit;
+	size_t nnofit;
+	struct cconv cc;         /* the page cache's bookkeeping (cacheconv.c) */
+	struct target *targets;  /* the files to look at */
+	size_t ntargets;
+	int status;              /* ST_*: the worst so far */
+};
+
+struct span {
+	uint64_t lo, hi; /* file offsets, 2 MiB-aligned */
+};
+
+#define MAX_SPANS 16
+
+/* An ELF file's headers, read once per file. */
+struct elf {
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[64];
+};
+
+struct piece_pids {
+	uint64_t off;
+	int pids[8];
+	unsigned npids;
+};
+
+struct result {
+	uint64_t aligned, before, after; /* bytes */
+	uint64_t converted, collapsed, evicted, cold;
+	uint64_t stuck; /* bytes still small after eviction, used by nobody we saw */
+	int writing, incongruent, library;
+	char no_folios[128]; /* "btrfs keeps 4 KiB folios ...": nothing tried */
+	struct piece_pids kept[64];
+	unsigned nkept, more_kept;
+	int pids[32];
+	unsigned npids;
+};
+
+/* warm-say.c */
+void worse(struct warm *w, int st);
+void fail(struct warm *w, const char *path, const char *what, int err);
+void untrusted(struct warm *w, const char *path, const char *why);
+void json_path(const char *path);
+
+/* warm-targets.c */
+int add_file(struct warm *w, const char *path, int named);
+void add_path(struct warm *w, const char *path, int named, int (*want)(const char *));
+void scan_maps(struct warm *w);
+
+/* warm-elf.c */
+int read_elf(int fd, struct elf *e, const char **why);
+int elf_spans(const struct elf *e, uint64_t size, int program, struct span *sp, int *incongruent);
+void text_pieces(const Elf64_Phdr *p, uint64_t *lo, uint64_t *hi);
+uint64_t text_bytes(const struct elf *e, uint64_t *pieces);
+int library(const struct elf *e);
+
+/* warm-pieces.c */
+void add_pid(int *v, unsigned *n, unsigned max, int pid);
+unsigned users(const struct target *t, uint64_t off, struct piece_pids *pp);
+int open_for_writing(int fd);
+uint64_t slot_reserve(void **raw);
+int map_piece(int fd, uint64_t slot, uint64_t off);
+int measure(struct cconv *cc, int fd, uint64_t slot, uint64_t off, int *cached);
+void convert(struct cconv *cc, int fd, const struct target *t, uint64_t slot, uint64_t off, int writing,
+	     struct result *r);
+
+/* warm-file.c */
+void do_target(struct warm *w, const struct target *t);
+
+/* warm-cache.c */
+void cache_target(struct warm *w, const struct target *t, int fd, const struct elf *e, uint64_t size, const char *why);
+void report_nofit(struct warm *w);
+
+/* warm-config.c */
+int read_config(struct warm *w, const char *path, int must_exist);
