@@ -4,9 +4,11 @@
 #include "cacheconv.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "bits.h"
 #include "geom.h"
+#include "mapsline.h"
 #include "sys.h"
 
 
@@ -42,21 +44,6 @@ static void mark(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi, uint8_t *hs)
 			hs[(p - a) / TX_HUGE] = 1;
 }
 
-uint64_t cconv_parse_num(const char **s, unsigned base)
-{
-	uint64_t v = 0;
-
-	for (;; (*s)++) {
-		char c = **s;
-		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-			     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-						    : 99;
-		if (d >= base)
-			return v;
-		v = v * base + d;
-	}
-}
-
 struct smaps_walk {
 	uint64_t lo, hi, huge; /* the mapping being read, its huge bytes */
 };
@@ -78,13 +65,14 @@ static int all_inner(uint64_t lo, uint64_t hi, uint64_t huge)
 static int smaps_line(const char *l, uint64_t a, uint64_t b, struct smaps_walk *w, uint8_t *hs)
 {
 	const char *v;
+	struct maps_line m;
+	uint64_t kb;
 
-	if ((*l >= '0' && *l <= '9') || (*l >= 'a' && *l <= 'f')) {
+	if (maps_line(l, strlen(l), &m)) {
 		if (all_inner(w->lo, w->hi, w->huge))
 			mark(a, b, w->lo, w->hi, hs);
-		w->lo = cconv_parse_num(&l, 16);
-		l++;
-		w->hi = cconv_parse_num(&l, 16);
+		w->lo = m.lo;
+		w->hi = m.hi;
 		w->huge = 0;
 		return w->lo >= b;
 	}
@@ -93,7 +81,8 @@ static int smaps_line(const char *l, uint64_t a, uint64_t b, struct smaps_walk *
 	    (v = tx_skip(l, "Shared_Hugetlb:"))) {
 		while (*v == ' ')
 			v++;
-		w->huge += cconv_parse_num(&v, 10) * 1024;
+		if (maps_dec(&v, v + strlen(v), &kb) == 0)
+			w->huge += kb * 1024;
 	}
 	return 0;
 }

@@ -52,10 +52,6 @@ struct cconv_stats {
 /* Releases the pagemap descriptor. */
 void cconv_close(struct cconv *c);
 
-/* A number in base 10 or 16 (lower-case digits) at *s, as /proc writes
- * them in maps and smaps; *s is left after it. */
-uint64_t cconv_parse_num(const char **s, unsigned base);
-
 /* Marks in hs[] (one byte per 2 MiB piece of [a, b), zeroed first) the
  * pieces mapped by huge pages (PMD-mapped THP or hugetlb).  PAGEMAP_SCAN
  * (Linux 6.7) says it per piece; without it /proc/self/smaps gives totals

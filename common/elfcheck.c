@@ -82,6 +82,18 @@ const char *elf_err_str(enum elf_err e)
 	}
 }
 
+enum elf_err elf_check_ident(const void *buf, size_t len)
+{
+	const unsigned char *b = buf;
+
+	if (len < ELF_IDENT_BYTES || memcmp(b, ELFMAG, SELFMAG) != 0)
+		return ELF_NOT_ELF;
+	if (b[EI_CLASS] != ELFCLASS64 || b[EI_DATA] != ELFDATA2LSB ||
+	    (unsigned)(b[18] | b[19] << 8) != ARCH_ELF_MACHINE) /* e_machine, little-endian */
+		return ELF_BAD_MACHINE;
+	return ELF_OK;
+}
+
 enum elf_err elf_check_ehdr(const void *buf, size_t len, uint64_t file_size, Elf64_Ehdr *eh)
 {
 	const unsigned char *b = buf;

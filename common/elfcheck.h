@@ -65,6 +65,13 @@ struct elf_info {
 	int ordered;           /* PT_LOADs ascend and do not overlap (a shared boundary page aside) */
 };
 
+/* Whether the first len bytes of a file (20 are enough) begin an ELF file
+ * of this machine: ELF_OK; ELF_NOT_ELF (or too short to tell); or
+ * ELF_BAD_MACHINE for another class, byte order or e_machine.  What the
+ * tools ask before anything else (tiexec-stamp, tiexec-warm). */
+#define ELF_IDENT_BYTES 20
+enum elf_err elf_check_ident(const void *buf, size_t len);
+
 /* Checks the first bytes of a file (at least sizeof(Elf64_Ehdr) for success)
  * and copies the header out. */
 enum elf_err elf_check_ehdr(const void *buf, size_t len, uint64_t file_size, Elf64_Ehdr *eh);

@@ -81,7 +81,27 @@ uint64_t layout_file_huge(const Elf64_Phdr *ph, unsigned phnum, uint64_t file_si
 
 /* Whether a segment is placed congruent to its file offset modulo 2 MiB, so
  * that page cache huge folios can be mapped into it by PMDs. */
+/* The piece arithmetic, one implementation for the loader and the tools.
+ * The whole 2 MiB pieces inside [lo, lo + len): [*a, *b), empty when
+ * *b <= *a. */
+static inline void layout_pieces(uint64_t lo, uint64_t len, uint64_t *a, uint64_t *b)
+{
+	*a = tx_up(lo, TX_HUGE);
+	*b = tx_down(lo + len, TX_HUGE);
+}
+/* The 2 MiB pieces [lo, hi) touches, rounded out: [*a, *b). */
+static inline void layout_pieces_touched(uint64_t lo, uint64_t hi, uint64_t *a, uint64_t *b)
+{
+	*a = tx_down(lo, TX_HUGE);
+	*b = tx_up(hi, TX_HUGE);
+}
+/* Whether bytes at file offset off, mapped at vaddr, are congruent: a PMD
+ * can map them from the page cache. */
+static inline int layout_congruent(uint64_t vaddr, uint64_t off)
+{
+	return ((vaddr - off) & (TX_HUGE - 1)) == 0;
+}
 static inline int layout_file_congruent(const struct seg *s)
 {
-	return ((s->vaddr - s->offset) & (TX_HUGE - 1)) == 0;
+	return layout_congruent(s->vaddr, s->offset);
 }

@@ -4,117 +4,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Reads a hex number at *P (before END): at least one digit, no overflow. */
-static int get_hex(const char **p, const char *end, uint64_t *v)
-{
-	const char *s = *p;
-	uint64_t x = 0;
-	int d;
-
-	while (s < end && (d = hexval(*s)) >= 0) {
-		if (x > (UINT64_MAX >> 4))
-			return -1;
-		x = x << 4 | (uint64_t)d;
-		s++;
-	}
-	if (s == *p)
-		return -1;
-	*p = s;
-	*v = x;
-	return 0;
-}
-
-static int get_dec(const char **p, const char *end, uint64_t *v)
-{
-	const char *s = *p;
-	uint64_t x = 0;
-
-	while (s < end && *s >= '0' && *s <= '9') {
-		unsigned d = (unsigned)(*s - '0');
-		if (x > (UINT64_MAX - d) / 10)
-			return -1;
-		x = x * 10 + d;
-		s++;
-	}
-	if (s == *p)
-		return -1;
-	*p = s;
-	*v = x;
-	return 0;
-}
-
-static int get_char(const char **p, const char *end, char c)
-{
-	if (*p >= end || **p != c)
-		return -1;
-	(*p)++;
-	return 0;
-}
+#include "mapsline.h"
 
 static int is_blank(char c)
 {
 	return c == ' ' || c == '\t';
 }
 
-static const char deleted_suffix[] = " (deleted)";
 
 int smaps_parse_header(const char *line, size_t len, struct smaps_map *m)
 {
-	const char *p = line, *end = line + len;
-	uint64_t start, stop, off, major, minor, inode;
-	char perms[5];
+	struct maps_line l;
 
-	if (get_hex(&p, end, &start) || get_char(&p, end, '-') || get_hex(&p, end, &stop) ||
-	    get_char(&p, end, ' ') || stop < start)
+	if (!maps_line(line, len, &l))
 		return 0;
-	if (end - p < 4)
-		return 0;
-	for (int i = 0; i < 4; i++) {
-		static const char allowed[4][3] = { "r-", "w-", "x-", "ps" };
-		if (!p[i] || !memchr(allowed[i], p[i], 2))
-			return 0;
-		perms[i] = p[i];
-	}
-	perms[4] = '\0';
-	p += 4;
-	if (get_char(&p, end, ' ') || get_hex(&p, end, &off) || get_char(&p, end, ' ') ||
-	    get_hex(&p, end, &major) || get_char(&p, end, ':') || get_hex(&p, end, &minor) ||
-	    get_char(&p, end, ' ') || get_dec(&p, end, &inode))
-		return 0;
-	if (p < end && !is_blank(*p))
-		return 0;
-	while (p < end && is_blank(*p))
-		p++;
-
-	size_t plen = (size_t)(end - p);
-	char *path = malloc(plen + 1);
+	char *path = malloc(l.path_len + 1);
 	if (!path)
 		return -1;
-	memcpy(path, p, plen);
-	path[plen] = '\0';
+	memcpy(path, l.path, l.path_len);
+	path[l.path_len] = '\0';
 
 	memset(m, 0, sizeof(*m));
-	m->start = start;
-	m->end = stop;
-	memcpy(m->perms, perms, sizeof(perms));
-	m->offset = off;
-	m->inode = inode;
+	m->start = l.lo;
+	m->end = l.hi;
+	memcpy(m->perms, l.perms, sizeof(m->perms));
+	m->offset = l.off;
+	m->inode = l.ino;
 	m->path = path;
-	m->deleted = plen >= sizeof(deleted_suffix) - 1 &&
-		     memcmp(path + plen - (sizeof(deleted_suffix) - 1), deleted_suffix,
-			    sizeof(deleted_suffix) - 1) == 0;
-	m->size_kb = (stop - start) / 1024;
+	m->deleted = maps_line_deleted(&l);
+	m->size_kb = (l.hi - l.lo) / 1024;
 	return 1;
 }
 
@@ -159,7 +77,7 @@ static int parse_field(const char *line, size_t len, struct smaps_map *m)
 			continue;
 		while (p < end && is_blank(*p))
 			p++;
-		if (get_dec(&p, end, &v))
+		if (maps_dec(&p, end, &v))
 			return 0; /* a size field without a number: malformed */
 		while (p < end && is_blank(*p))
 			p++;

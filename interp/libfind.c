@@ -2,8 +2,8 @@
 #include "libfind.h"
 
 #include "bits.h"
-#include "cacheconv.h"
 #include "elfcheck.h"
+#include "mapsline.h"
 #include "sys.h"
 
 #include <string.h>
@@ -24,44 +24,22 @@ static int worth_placing(uint64_t lo, uint64_t hi, uint64_t min_text, const stru
 	       tx_up(lo, TX_HUGE) + TX_HUGE <= tx_down(hi, TX_HUGE);
 }
 
-/* Steps over the separator c, if it is there. */
-static int sep(const char **p, char c)
-{
-	if (**p != c)
-		return 0;
-	(*p)++;
-	return 1;
-}
-
-/* One line: lo-hi perms off maj:min ino   path.  Returns whether it is an
- * executable, read-only private mapping, with *b filled in.  A line cut
- * short is none. */
+/* One line (NUL-terminated).  Returns whether it is an executable,
+ * read-only private mapping, with *b filled in.  A line cut short is none. */
 static int parse_line(const char *p, struct lib *b)
 {
-	b->lo = cconv_parse_num(&p, 16);
-	if (!sep(&p, '-'))
+	struct maps_line m;
+
+	if (!maps_line(p, strlen(p), &m))
 		return 0;
-	b->hi = cconv_parse_num(&p, 16);
-	if (!sep(&p, ' ') || !p[0] || !p[1] || !p[2] || !p[3])
-		return 0;
-	int x = p[0] == 'r' && p[1] != 'w' && p[2] == 'x' && p[3] == 'p'; /* r-xp */
-	p += 4;
-	if (!sep(&p, ' '))
-		return 0;
-	b->off = cconv_parse_num(&p, 16);
-	if (!sep(&p, ' '))
-		return 0;
-	b->maj = (unsigned)cconv_parse_num(&p, 16);
-	if (!sep(&p, ':'))
-		return 0;
-	b->min = (unsigned)cconv_parse_num(&p, 16);
-	if (!sep(&p, ' '))
-		return 0;
-	b->ino = cconv_parse_num(&p, 10);
-	while (*p == ' ')
-		p++;
-	b->path = p;
-	return x;
+	b->lo = m.lo;
+	b->hi = m.hi;
+	b->off = m.off;
+	b->maj = m.maj;
+	b->min = m.min;
+	b->ino = m.ino;
+	b->path = m.path;
+	return m.perms[0] == 'r' && m.perms[1] != 'w' && m.perms[2] == 'x' && m.perms[3] == 'p'; /* r-xp */
 }
 
 unsigned libfind(char *maps, uint64_t min_text, const struct range *skip, unsigned nskip,

@@ -25,7 +25,8 @@
 #include "why.h"
 
 #include "arch_reloc.h" /* ARCH_ELF_MACHINE, ARCH_NAME: the loader's machine */
-#include "geom.h"        /* TX_HUGE */
+#include "elfcheck.h"    /* elf_check_ident */
+#include "layout.h"      /* the piece arithmetic */
 
 #include <elf.h>
 #include <gelf.h>
@@ -83,16 +84,17 @@ static void soname_read(Elf *elf, uint64_t strtab, uint64_t at, char *out, size_
  * 2 MiB-aligned base, so addresses keep their offset). */
 static void text_add(struct elf_facts *f, uint64_t v, uint64_t filesz, uint64_t off)
 {
-	const uint64_t huge = TX_HUGE;
-	uint64_t lo = (v + huge - 1) & ~(huge - 1), hi = (v + filesz) & ~(huge - 1);
+	uint64_t lo, hi, rlo, rhi;
 
 	if (!filesz || v + filesz < v)
 		return;
+	layout_pieces(v, filesz, &lo, &hi);
+	layout_pieces_touched(v, v + filesz, &rlo, &rhi);
 	f->text += filesz;
 	if (hi > lo)
 		f->text_huge += hi - lo;
-	f->text_round += ((v + filesz + huge - 1) & ~(huge - 1)) - (v & ~(huge - 1));
-	if ((v - off) & (huge - 1))
+	f->text_round += rhi - rlo;
+	if (!layout_congruent(v, off))
 		f->text_incongruent = 1;
 }
 
@@ -158,10 +160,11 @@ int elf_facts_read(const unsigned char *buf, size_t len, struct elf_facts *f, ch
 	memset(f, 0, sizeof(*f));
 	f->size = len;
 	policy_unset(&f->policy);
-	if (len < EI_NIDENT || memcmp(buf, ELFMAG, SELFMAG) != 0)
-		return fail(why, whylen, "not an ELF file");
-	if (buf[EI_CLASS] != ELFCLASS64 || buf[EI_DATA] != ELFDATA2LSB)
-		return fail(why, whylen, "not an " ARCH_NAME " program");
+	switch (elf_check_ident(buf, len)) {
+	case ELF_OK: break;
+	case ELF_BAD_MACHINE: return fail(why, whylen, "not an " ARCH_NAME " program");
+	default: return fail(why, whylen, "not an ELF file");
+	}
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return fail(why, whylen, "libelf: %s", elf_errmsg(-1));
 	/* Read only: libelf does not write to an image it is given to read. */
@@ -169,10 +172,6 @@ int elf_facts_read(const unsigned char *buf, size_t len, struct elf_facts *f, ch
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
 		fail(why, whylen, "not an ELF file%s%s", elf ? ": " : "",
 		     elf ? elf_errmsg(-1) : "");
-		goto out;
-	}
-	if (eh.e_machine != ARCH_ELF_MACHINE) {
-		fail(why, whylen, "not an " ARCH_NAME " program");
 		goto out;
 	}
 	f->type = eh.e_type;

@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "perfmap.h"
 
-#include "geom.h"
+#include "layout.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -118,12 +118,11 @@ int pm_bias(const struct smaps *s, size_t src, const struct pm_seg *seg, size_t 
  * read-only bytes beside it included. */
 int pm_in_exec_seg(uint64_t a, uint64_t b, uint64_t bias, const struct pm_seg *seg, size_t nseg)
 {
-	const uint64_t huge = TX_HUGE;
-
 	for (size_t g = 0; g < nseg; g++) {
-		uint64_t lo = bias + (seg[g].vaddr & ~(TX_PAGE - 1));
-		uint64_t hi = (bias + seg[g].vaddr + seg[g].memsz + TX_PAGE - 1) & ~(TX_PAGE - 1);
-		uint64_t rlo = lo & ~(huge - 1), rhi = (hi + huge - 1) & ~(huge - 1);
+		uint64_t lo = bias + tx_down(seg[g].vaddr, TX_PAGE);
+		uint64_t hi = tx_up(bias + seg[g].vaddr + seg[g].memsz, TX_PAGE);
+		uint64_t rlo, rhi;
+		layout_pieces_touched(lo, hi, &rlo, &rhi);
 		if (seg[g].exec && rlo <= a && b <= rhi && a < hi && lo < b)
 			return 1;
 	}

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "mapsline.h"
 #include "perfmap.h"
 #include "procfs.h"
 #include "textcache.h"
@@ -24,10 +25,9 @@ static char *file_at(const char *maps, uint64_t addr, const char *cache_dir)
 	for (const char *l = maps; *l;) {
 		const char *eol = strchr(l, '\n');
 		size_t len = eol ? (size_t)(eol - l) : strlen(l);
-		unsigned long lo, hi;
-		int at = 0;
-		if (sscanf(l, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &at) == 2 && at && addr >= lo && addr < hi) {
-			char *p = strndup(l + at, len - (size_t)at), *r = NULL;
+		struct maps_line m;
+		if (maps_line(l, len, &m) && m.path_len && addr >= m.lo && addr < m.hi) {
+			char *p = strndup(m.path, m.path_len), *r = NULL;
 			if (p && !strncmp(p, "[anon:tiexec:", 13) && p[strlen(p) - 1] == ']')
 				r = strndup(p + 13, strlen(p) - 14);
 			else if (p && p[0] == '/' && !(n && !strncmp(p, cache_dir, n) && p[n] == '/') && !exe_is_loader(p))

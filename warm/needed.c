@@ -3,6 +3,7 @@
 #include "needed.h"
 
 #include "arch_reloc.h"
+#include "elfcheck.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -62,14 +63,13 @@ struct dyn {
 };
 
 /* Whether path is an object ld.so would load here: ELF, 64-bit, the
- * loader's machine (ARCH_ELF_MACHINE, little-endian as both arches are). */
+ * loader's machine (elf_check_ident). */
 static int loadable(const char *path)
 {
-	unsigned char h[20];
+	unsigned char h[ELF_IDENT_BYTES];
 	struct stat st;
 	int fd = trust_open(path, NULL, &st); /* no FIFO, no device */
-	int ok = fd >= 0 && pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) && !memcmp(h, ELFMAG, SELFMAG) &&
-		 h[EI_CLASS] == ELFCLASS64 && h[EI_DATA] == ELFDATA2LSB && h[18] == (ARCH_ELF_MACHINE & 0xff) && h[19] == (ARCH_ELF_MACHINE >> 8);
+	int ok = fd >= 0 && pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) && elf_check_ident(h, sizeof(h)) == ELF_OK;
 
 	if (fd >= 0)
 		close(fd);

@@ -3,9 +3,11 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "arch_reloc.h" /* ARCH_ELF_MACHINE, ARCH_NAME */
-#include "geom.h"
+#include "arch_reloc.h" /* ARCH_NAME */
+#include "elfcheck.h"
+#include "layout.h"
 #include "warm.h"
 
 _Static_assert(sizeof(GElf_Ehdr) == sizeof(Elf64_Ehdr) && sizeof(GElf_Phdr) == sizeof(Elf64_Phdr),
@@ -16,16 +18,20 @@ _Static_assert(sizeof(GElf_Ehdr) == sizeof(Elf64_Ehdr) && sizeof(GElf_Phdr) == s
  * machine. */
 int read_elf(int fd, struct elf *e, const char **why)
 {
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL); /* pread, only the headers: never the text */
+	unsigned char id[ELF_IDENT_BYTES];
+	enum elf_err ident = pread(fd, id, sizeof(id), 0) == (ssize_t)sizeof(id) ? elf_check_ident(id, sizeof(id))
+										   : ELF_NOT_ELF;
+	Elf *elf = NULL;
 	GElf_Ehdr eh;
 	size_t phnum = 0;
 	int ret = -1;
 
-	*why = "not an ELF file";
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+	*why = ident == ELF_BAD_MACHINE ? "not an " ARCH_NAME " ELF file" : "not an ELF file";
+	if (ident != ELF_OK)
 		goto out;
-	*why = "not an " ARCH_NAME " ELF file";
-	if (gelf_getclass(elf) != ELFCLASS64 || eh.e_machine != ARCH_ELF_MACHINE)
+	*why = "not an ELF file";
+	elf = elf_begin(fd, ELF_C_READ, NULL); /* pread, only the headers: never the text */
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
 		goto out;
 	*why = "not a program or shared library";
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
@@ -65,12 +71,13 @@ int elf_spans(const struct elf *e, uint64_t size, int program, struct span *sp, 
 		 * 2 MiB or more).  A program's is placed congruent to its file
 		 * by tiexec, whatever its p_vaddr (a direct exec of it gets
 		 * small pages). */
-		if ((p->p_vaddr - p->p_offset) & (TX_HUGE - 1)) {
+		if (!layout_congruent(p->p_vaddr, p->p_offset)) {
 			*incongruent = 1;
 			if (!program)
 				continue;
 		}
-		uint64_t lo = (p->p_offset + TX_HUGE - 1) & -TX_HUGE, hi = (p->p_offset + p->p_filesz) & -TX_HUGE;
+		uint64_t lo, hi;
+		layout_pieces(p->p_offset, p->p_filesz, &lo, &hi);
 		if (lo < hi)
 			sp[n++] = (struct span){ lo, hi };
 	}
@@ -81,8 +88,7 @@ int elf_spans(const struct elf *e, uint64_t size, int program, struct span *sp, 
  * file data, [*lo, *hi) (empty when *hi <= *lo). */
 void text_pieces(const Elf64_Phdr *p, uint64_t *lo, uint64_t *hi)
 {
-	*lo = (p->p_vaddr + TX_HUGE - 1) & -TX_HUGE;
-	*hi = (p->p_vaddr + p->p_filesz) & -TX_HUGE;
+	layout_pieces(p->p_vaddr, p->p_filesz, lo, hi);
 }
 
 /* Bytes of file data in the executable segments: the text an entry holds;

@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "mapsline.h"
 #include "trust.h"
 #include "warm.h"
 
@@ -125,20 +126,19 @@ static void scan_maps_of(struct warm *w, int pid)
 	if (!f)
 		return; /* gone, or not ours to read */
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi, off, ino;
-		unsigned maj, mnr;
-		char perms[8];
-		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perms, &off, &maj, &mnr, &ino) != 7 || !ino)
+		struct maps_line m;
+		if (!maps_line(line, strcspn(line, "\n"), &m) || !m.ino)
 			continue;
 		for (size_t i = 0; i < w->ntargets; i++) {
 			struct target *t = &w->targets[i];
-			if (t->ino != ino || t->dev != makedev(maj, mnr))
+			if (t->ino != m.ino || t->dev != makedev(m.maj, m.min))
 				continue;
 			struct use *u = realloc(t->uses, (t->nuses + 1) * sizeof(*u));
 			if (!u)
 				break;
 			t->uses = u;
-			t->uses[t->nuses++] = (struct use){ pid, off, off + (hi - lo), perms[1] == 'w' && perms[3] == 's' };
+			t->uses[t->nuses++] =
+				(struct use){ pid, m.off, m.off + (m.hi - m.lo), m.perms[1] == 'w' && m.perms[3] == 's' };
 		}
 	}
 	fclose(f);

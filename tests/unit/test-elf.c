@@ -311,6 +311,30 @@ static const struct ph_case ph_err_cases[] = {
 	  0, ELF_OK },
 };
 
+/* What the tools ask first: ELF, 64-bit, little-endian, this machine. */
+static void test_ident(void)
+{
+	struct img m;
+	unsigned char b[sizeof(struct img)];
+
+	template(&m, 0);
+	memcpy(b, &m, sizeof(m));
+	ok(elf_check_ident(b, sizeof(b)) == ELF_OK, "elf_check_ident: a program of this machine");
+	ok(elf_check_ident(b, ELF_IDENT_BYTES - 1) == ELF_NOT_ELF, "elf_check_ident: too short to tell");
+	b[0] = 'X';
+	ok(elf_check_ident(b, sizeof(b)) == ELF_NOT_ELF, "elf_check_ident: no ELF magic");
+	b[0] = 0x7f;
+	b[EI_CLASS] = ELFCLASS32;
+	ok(elf_check_ident(b, sizeof(b)) == ELF_BAD_MACHINE, "elf_check_ident: 32-bit");
+	b[EI_CLASS] = ELFCLASS64;
+	b[EI_DATA] = ELFDATA2MSB;
+	ok(elf_check_ident(b, sizeof(b)) == ELF_BAD_MACHINE, "elf_check_ident: big-endian");
+	b[EI_DATA] = ELFDATA2LSB;
+	uint16_t other = ARCH_ELF_MACHINE == EM_AARCH64 ? EM_X86_64 : EM_AARCH64;
+	memcpy(b + 18, &other, 2);
+	ok(elf_check_ident(b, sizeof(b)) == ELF_BAD_MACHINE, "elf_check_ident: another machine (%u)", other);
+}
+
 static void test_phdr_errors(void)
 {
 	for (size_t i = 0; i < TAP_N(ph_err_cases); i++) {
@@ -596,6 +620,7 @@ int main(void)
 {
 	test_notes();
 	test_ehdr();
+	test_ident();
 	test_phdr_errors();
 	test_phdr_good();
 	test_phdr_interp_rules();
