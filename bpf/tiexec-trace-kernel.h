@@ -20,11 +20,9 @@ typedef int pid_t;
 
 #define CORE __attribute__((preserve_access_index))
 
-/* x86-64 user registers, as bpf_tracing.h's PT_REGS_* macros name them. */
-struct pt_regs {
-	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
-	unsigned long ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
-} CORE;
+/* The architecture's struct pt_regs, as bpf_tracing.h's PT_REGS_* macros
+ * name its fields (interp/arch/<cpu>/arch_bpf.h). */
+#include "arch_bpf.h"
 
 struct super_block {
 	__u32 s_dev; /* dev_t: MAJOR << 20 | MINOR */
