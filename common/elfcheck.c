@@ -57,6 +57,7 @@
  * and never looks at the interpreter's PT_INTERP). */
 #include "elfcheck.h"
 
+#include <linux/limits.h> /* PATH_MAX */
 #include <string.h>
 
 const char *elf_err_str(enum elf_err e)
@@ -162,7 +163,7 @@ enum elf_err elf_check_phdrs(const Elf64_Ehdr *eh, const Elf64_Phdr *ph, uint64_
 		const Elf64_Phdr *p = &ph[i];
 
 		if (p->p_type == PT_INTERP && !is_interp && info->interp < 0) {
-			if (p->p_filesz < 2 || p->p_filesz > 4096 || p->p_offset > file_size ||
+			if (p->p_filesz < 2 || p->p_filesz > PATH_MAX || p->p_offset > file_size ||
 			    p->p_filesz > file_size - p->p_offset)
 				return ELF_BAD_INTERP;
 			info->interp = (int)i;

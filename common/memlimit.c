@@ -120,7 +120,7 @@ static uint64_t stat_field(const char *text, const char *key)
  * as room (the active part, which holds the text being run, does not). */
 static uint64_t group_room(const struct cg_files *f, const char *path, size_t len)
 {
-	static char p[4096 + 64], st[8192];
+	static char p[PATH_MAX + 64], st[8192];
 	char b[64];
 	size_t bl = strlen(f->base);
 	uint64_t l, u;
@@ -186,7 +186,7 @@ static uint64_t mem_available(void)
 
 void memlimit_room(struct memlimit *m)
 {
-	static char text[4096], path[4096];
+	static char text[4096], path[PATH_MAX];
 	int v = read_text("/proc/self/cgroup", text, sizeof(text)) > 0
 			? memlimit_cgroup_path(text, path, sizeof(path))
 			: 0;

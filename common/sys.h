@@ -13,6 +13,7 @@
 #include <asm/unistd.h>
 #include <linux/errno.h>
 #include <linux/fcntl.h>
+#include <linux/limits.h> /* PATH_MAX */
 #include <linux/mman.h>
 #include <linux/prctl.h>
 #include <linux/stat.h>
@@ -51,10 +52,14 @@
 #ifndef PROT_GROWSDOWN
 #define PROT_GROWSDOWN 0x01000000
 #endif
+/* File mode bits: include/uapi/linux/stat.h's, one set for every
+ * architecture (unlike the O_* flags, which come from <linux/fcntl.h> for
+ * the arch being built); glibc hides the uapi ones behind its own. */
 #ifndef S_IFMT
 #define S_IFMT 0170000
 #define S_IFDIR 0040000
 #define S_IFREG 0100000
+#define S_IFLNK 0120000
 #define S_ISUID 0004000
 #define S_ISGID 0002000
 #endif

@@ -55,7 +55,7 @@ static const char *owner_why(const struct statx *st, int leaf)
 {
 	unsigned type = st->stx_mode & S_IFMT;
 
-	if (type == 0120000)
+	if (type == S_IFLNK)
 		return leaf ? "the entry is a symbolic link" : "a symbolic link on the way to the cache";
 	if (type != (leaf ? S_IFREG : S_IFDIR))
 		return leaf ? "the entry is not a regular file" : "not a directory on the way to the cache";
@@ -69,7 +69,7 @@ static const char *owner_why(const struct statx *st, int leaf)
 
 const char *textcache_dir_untrusted(const char *dir)
 {
-	char p[4096];
+	char p[PATH_MAX];
 	size_t n = 0;
 
 	if (dir[0] != '/')
@@ -97,7 +97,7 @@ const char *textcache_dir_untrusted(const char *dir)
 
 int textcache_open(const char *dir, const char *name, const char **why)
 {
-	char p[4096];
+	char p[PATH_MAX];
 	struct statx st;
 	size_t n;
 	int fd;

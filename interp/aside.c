@@ -140,7 +140,7 @@ static int aside_dir(char **envp, char dir[DIR_MAX])
 struct origin {
 	struct msg line; /* the three lines */
 	struct msg key;  /* the copy's directory: the path's hash, in hex */
-	char path[4096];
+	char path[PATH_MAX];
 };
 
 static uint64_t fnv1a(const char *s)

@@ -98,12 +98,12 @@ struct exec {
 	 * kernel clears a page a byte per step, about 4,000 of them. */
 	struct image prog;      /* launch opens prog.fd; stack and final close it */
 	struct image interp;
-	char cache_dir_buf[4096]; /* cache_dir's copy: the environment's strings move */
-	char path_buf[4096];    /* the program's path, found in PATH */
-	char prog_dir[4096];    /* the program's directory, for $ORIGIN */
-	char exe_env[4096 + 40]; /* "TIEXEC_EXE=PID:/abs/path", the hint */
-	char prog_link[4096];   /* the program's path as /proc/PID/exe names it */
-	char path_copy[4096];   /* the program's path: the argument strings move */
+	char cache_dir_buf[PATH_MAX]; /* cache_dir's copy: the environment's strings move */
+	char path_buf[PATH_MAX];    /* the program's path, found in PATH */
+	char prog_dir[PATH_MAX];    /* the program's directory, for $ORIGIN */
+	char exe_env[PATH_MAX + 40]; /* "TIEXEC_EXE=PID:/abs/path", the hint */
+	char prog_link[PATH_MAX];   /* the program's path as /proc/PID/exe names it */
+	char path_copy[PATH_MAX];   /* the program's path: the argument strings move */
 };
 
 /* The stages, in the order the driver calls them.  Each file opens with

@@ -67,7 +67,7 @@ static uint64_t vdso_gadget(const uint64_t *aux)
 		return 0;
 	memcpy(&eh, v, sizeof(eh));
 	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_phentsize != sizeof(Elf64_Phdr) ||
-	    eh.e_phoff > 4096 || eh.e_phnum > 16)
+	    eh.e_phoff > TX_PAGE || eh.e_phnum > 16)
 		return 0;
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
 		Elf64_Phdr p;

@@ -10,6 +10,7 @@
 #include <elf.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/limits.h> /* PATH_MAX */
 #include <linux/stat.h>
 
 #include "elfcheck.h"
@@ -33,7 +34,7 @@ struct image {
 	/* Sized for the most the kernel takes; a start touches the first few. */
 	Elf64_Phdr ph[TX_PH_MAX];
 	struct seg segs[MAX_SEGS];
-	char path_buf[4096]; /* an interpreter's path (PT_INTERP) */
+	char path_buf[PATH_MAX]; /* an interpreter's path (PT_INTERP) */
 };
 
 /* Validates the headers of the open file im->fd, whose im->st was filled

@@ -39,7 +39,7 @@ static const char *argv0_of(const struct exec *ex)
 }
 
 /* Like execvp: a name without '/' is looked up in PATH.  Returns 0 with the
- * path in buf (4096 bytes), or -ENOENT / -EACCES. */
+ * path in buf (PATH_MAX bytes), or -ENOENT / -EACCES. */
 static long find_in_path(const char *name, const char *pathenv, char *buf)
 {
 	long err = -ENOENT;
@@ -52,7 +52,7 @@ static long find_in_path(const char *name, const char *pathenv, char *buf)
 		while (*e && *e != ':')
 			e++;
 		size_t dl = (size_t)(e - p);
-		if (dl + 1 + nl + 1 <= 4096) {
+		if (dl + 1 + nl + 1 <= PATH_MAX) {
 			/* An empty element is the current directory, named as
 			 * execvp names it: the bare name, no "./". */
 			size_t n = 0;
@@ -119,7 +119,7 @@ static const char *cache_dir(char **envp, char *buf, size_t n)
 /* The program a re-exec of /proc/self/exe names (reexec.h), or NULL. */
 static const char *reexec_of(const struct exec *ex)
 {
-	static char own[4096];
+	static char own[PATH_MAX];
 	const char *hint = env_get(ex->s.envp, "TIEXEC_EXE"), *path = NULL;
 
 	if (!hint)

@@ -188,7 +188,7 @@ static void put_text_on_huge_pages(struct exec *ex)
  * the file's own name instead. */
 static void set_comm(int fd, const char *execfn)
 {
-	static char link[4096];
+	static char link[PATH_MAX];
 	const char *name = tx_basename(execfn);
 	const char *n = tx_skip(execfn, "/dev/fd/");
 

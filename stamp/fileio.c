@@ -250,7 +250,7 @@ int replace_file(const struct opened *f, const unsigned char *buf, size_t len, c
 			goto bad;
 		}
 	}
-	if (fchmod(fd, f->st.st_mode & 07777) != 0) {
+	if (fchmod(fd, f->st.st_mode & ALLPERMS) != 0) {
 		fail(why, whylen, "cannot keep the mode: %s", strerror(errno));
 		goto bad;
 	}

@@ -4,6 +4,7 @@
 #include "owner.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +59,7 @@ static int run_capture(char *const argv[], char *out, size_t outlen)
 static int dpkg_owner(const char *const paths[], int n, char *pkg, size_t pkglen)
 {
 	char *argv[8] = { "dpkg-query", "-S", "--" };
-	char out[4096];
+	char out[PATH_MAX];
 	int k = 3;
 
 	for (int i = 0; i < n && k < 7; i++)
@@ -99,7 +100,7 @@ int package_owner(const char *path, char *pkg, size_t pkglen)
 {
 	/* With a merged /usr, dpkg lists /lib/x, /bin/x and /sbin/x under the
 	 * names the packages shipped, which resolve to /usr/lib/x... */
-	char bare[4096];
+	char bare[PATH_MAX];
 	const char *paths[2] = { path, NULL };
 	int n = 1;
 

@@ -7,6 +7,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ static uint64_t up(uint64_t x, uint64_t a) { return (x + a - 1) & -a; }
  * link, owned by root, writable by nobody else.  0, or -1 with why. */
 static int mkdirs_trusted(const char *dir, char *why, size_t n)
 {
-	char p[4096];
+	char p[PATH_MAX];
 
 	if (dir[0] != '/' || strlen(dir) >= sizeof(p))
 		return snprintf(why, n, "not an absolute path that fits"), -1;
@@ -92,7 +93,7 @@ static int mount_of(const char *dir, char *type, size_t tn, char *opts, size_t o
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
-		char mp[4096], *dash = strstr(line, " - ");
+		char mp[PATH_MAX], *dash = strstr(line, " - ");
 		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
 			continue;
 		unescape(mp);
@@ -663,7 +664,7 @@ int textentry_prune(const char *dir)
 	if (!d)
 		return -1;
 	while ((de = readdir(d))) {
-		char src[4096], name[TEXTCACHE_NAME_MAX], s[TEXTCACHE_NAME_MAX + sizeof(SOURCE_SUFFIX)];
+		char src[PATH_MAX], name[TEXTCACHE_NAME_MAX], s[TEXTCACHE_NAME_MAX + sizeof(SOURCE_SUFFIX)];
 		struct statx st;
 		const char *why = NULL;
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= TEXTCACHE_NAME_MAX)

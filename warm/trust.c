@@ -113,7 +113,7 @@ static const char *node_unreadable(const char *p, const struct stat *st, int lea
 	/* The group class (the owning group, or with an ACL its mask) and
 	 * everyone else. */
 	if (!((st->st_mode >> 3) & need) || !(st->st_mode & need))
-		return snprintf(why, n, "'%s' is not %s by everyone (mode %04o)", p, what, (unsigned)(st->st_mode & 07777)),
+		return snprintf(why, n, "'%s' is not %s by everyone (mode %04o)", p, what, (unsigned)(st->st_mode & ALLPERMS)),
 		       why;
 	int k = acl_read(p, e);
 	if (k < 0)

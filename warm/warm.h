@@ -14,6 +14,7 @@
 
 #include <elf.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -53,7 +54,7 @@ struct warm {
 	/* The shared text cache (common/textcache.h), as warm.conf sets it. */
 	struct {
 		const char *dir;
-		char dir_buf[4096], size[64];
+		char dir_buf[PATH_MAX], size[64];
 		int off, ready, broken;
 	} cache;
 	struct nofit *nofit;
