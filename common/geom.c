@@ -4,7 +4,8 @@
 #include "bits.h"
 #include "sys.h"
 
-#define PMD_SIZE_FILE "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
+#define THP_DIR "/sys/kernel/mm/transparent_hugepage"
+#define PMD_SIZE_FILE THP_DIR "/hpage_pmd_size"
 
 /* The decimal number in a small sysfs file, or 0. */
 static uint64_t sysfs_u64(const char *path)
@@ -36,6 +37,42 @@ void geom_read(struct geom *g, uint64_t page)
 
 	g->page = power_of_two(page) ? page : TX_PAGE;
 	g->pmd = power_of_two(pmd) && pmd > g->page ? pmd : ARCH_PMD_OF(g->page);
+}
+
+uint64_t geom_thp_dir_size(const char *name)
+{
+	const char *p = tx_skip(name, "hugepages-");
+	uint64_t kb = 0;
+
+	if (!p || *p < '0' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (kb > (UINT64_MAX >> 10) / 10)
+			return 0;
+		kb = kb * 10 + (uint64_t)(*p - '0');
+	}
+	return tx_streq(p, "kB") && power_of_two(kb) ? kb << 10 : 0;
+}
+
+uint64_t geom_thp_sizes(const struct geom *g)
+{
+	static char d[4096];
+	uint64_t sizes = 0;
+	int fd = (int)sys_openat(TX_AT_FDCWD, THP_DIR, O_RDONLY | O_CLOEXEC | O_DIRECTORY, 0);
+
+	if (fd < 0)
+		return 0; /* no transparent huge pages at all */
+	for (long n; (n = SC(__NR_getdents64, fd, d, sizeof(d), 0, 0, 0)) > 0;) {
+		for (long off = 0; off < n;) {
+			const char *name = d + off + 19; /* struct linux_dirent64: d_name */
+			uint64_t size = geom_thp_dir_size(name);
+			off += *(unsigned short *)(void *)(d + off + 16); /* d_reclen */
+			if (size)
+				sizes |= size;
+		}
+	}
+	sys_close(fd);
+	return sizes ? sizes : g->pmd; /* before Linux 6.8: the PMD size only */
 }
 
 int geom_fits(const struct geom *g)

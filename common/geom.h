@@ -34,8 +34,15 @@ int geom_fits(const struct geom *g);
  * log2(pmd) << 26. */
 uint64_t geom_hugetlb_flag(const struct geom *g);
 /* The PMD size's mTHP directory under transparent_hugepage/, such as
- * "hugepages-2048kB/", into buf[n]; returns buf. */
+ * "hugepages-<PMD in kB>kB/", into buf[n]; returns buf. */
 char *geom_mthp_dir(const struct geom *g, char *buf, size_t n);
+/* The transparent huge page sizes the kernel offers (Linux 6.8 and later:
+ * a transparent_hugepage/hugepages-<N>kB/ directory per size; before, the
+ * PMD size alone): bit k set for 2^k bytes.  Reads sysfs. */
+uint64_t geom_thp_sizes(const struct geom *g);
+/* The size named by a directory "hugepages-<N>kB", or 0. */
+uint64_t geom_thp_dir_size(const char *name);
+
 /* A size of whole KiB as "4 KiB", or of whole MiB as "2 MiB"; returns buf. */
 char *geom_size(uint64_t bytes, char *buf, size_t n);
 /* "4 KiB pages, 2 MiB PMD" into buf[n] (for messages); returns buf. */

@@ -200,12 +200,12 @@ int advise_fd(int fd, const char *cache_dir, struct advice *a, char *why, size_t
 	way_file(fd, buf, &ef, &a->way[WAY_FILE]);
 	munmap(buf, (size_t)st.st_size);
 	way_cache(fd, cache_dir, &ef, &a->way[WAY_CACHE]);
-	struct geom g;
-	geom_read(&g, (uint64_t)sysconf(_SC_PAGESIZE));
-	way_copy(&g, &ef, hugetlb_free(), &a->way[WAY_THP], &a->way[WAY_HUGETLB]);
+	geom_read(&a->geom, (uint64_t)sysconf(_SC_PAGESIZE));
+	a->thp_sizes = geom_thp_sizes(&a->geom);
+	way_copy(&a->geom, &ef, hugetlb_free(), &a->way[WAY_THP], &a->way[WAY_HUGETLB]);
 	close(fd);
-	if (!geom_fits(&g))
-		geom_refuses(&g, a);
+	if (!geom_fits(&a->geom))
+		geom_refuses(&a->geom, a);
 	a->auto_way = auto_way(a);
 	return 0;
 }

@@ -5,6 +5,8 @@
  * program would get its text on 2 MiB pages. */
 #pragma once
 
+#include "geom.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +28,8 @@ struct advice {
 	char policy[160];                /* the stamp's policy, as tiexec-stamp --check says it */
 	struct way way[WAY_N];
 	enum advice_way auto_way;        /* what --strategy=auto would use; WAY_N: none */
+	struct geom geom;                /* the kernel's page geometry */
+	uint64_t thp_sizes;              /* its transparent huge page sizes (geom_thp_sizes) */
 };
 
 /* Fills a for the program at path, with the text cache at cache_dir ("":

@@ -8,11 +8,28 @@
 #include <unistd.h>
 
 #include "advise.h"
+#include "geom.h"
 #include "mark.h"
 #include "policy.h"
 
 #define MIB(b) ((double)(b) / (1 << 20))
 
+/* "  kernel: 4 KiB pages, 2 MiB PMD; transparent huge pages of 16 KiB to
+ * 2 MiB": what the advice above was worked out for. */
+static void print_geometry(const struct advice *a)
+{
+	char g[64], lo[24], hi[24];
+	uint64_t s = a->thp_sizes;
+
+	printf("  kernel: %s", geom_describe(&a->geom, g, sizeof(g)));
+	if (!s)
+		printf("; no transparent huge pages\n");
+	else if (!(s & (s - 1)))
+		printf("; transparent huge pages of %s\n", geom_size(s, lo, sizeof(lo)));
+	else
+		printf("; transparent huge pages of %s to %s\n", geom_size(s & -s, lo, sizeof(lo)),
+		       geom_size(1ULL << (63 - __builtin_clzll(s)), hi, sizeof(hi)));
+}
 
 int advise_print(const char *prog, const char *cache_dir)
 {
@@ -23,8 +40,10 @@ int advise_print(const char *prog, const char *cache_dir)
 		fprintf(stderr, "tiexec-stat: '%s': %s\n", prog, why);
 		return 1;
 	}
-	printf("%s: %.1f MiB of text, %.1f MiB in whole 2 MiB pieces (%.1f MiB of pieces with --round-out); %s%s\n",
-	       prog, MIB(a.text), MIB(a.aligned), MIB(a.rounded), a.stamped ? "stamped: " : "not stamped",
+	char piece[24];
+	printf("%s: %.1f MiB of text, %.1f MiB in whole %s pieces (%.1f MiB of pieces with --round-out); %s%s\n",
+	       prog, MIB(a.text), MIB(a.aligned), geom_size(TX_HUGE, piece, sizeof(piece)), MIB(a.rounded),
+	       a.stamped ? "stamped: " : "not stamped",
 	       a.stamped ? a.policy : "");
 	printf("  %-8s %10s  %-34s %s\n", "STRATEGY", "HUGE MiB", "MEMORY", "NOTE");
 	for (int k = 0; k < WAY_N; k++) {
@@ -41,11 +60,14 @@ int advise_print(const char *prog, const char *cache_dir)
 				 k == WAY_THP ? "anonymous" : "of the pool");
 		printf("  %-8s %10.1f  %-34s %s\n", advice_way_name(k), MIB(w->huge), mem, w->why);
 	}
-	printf("  auto: %s", a.auto_way == WAY_N ? "4 KiB pages" : advice_way_name(a.auto_way));
+	char base[40], unit[24];
+	snprintf(base, sizeof(base), "%s pages", geom_size(a.geom.page, unit, sizeof(unit)));
+	printf("  auto: %s", a.auto_way == WAY_N ? base : advice_way_name(a.auto_way));
 	if (a.rounded > a.aligned)
 		printf("; --round-out adds %.1f MiB (a copy: %.1f MiB per process; neighbouring read-only bytes become executable)",
 		       MIB(a.rounded - a.aligned), MIB(a.rounded));
 	putchar('\n');
+	print_geometry(&a);
 	return 0;
 }
 

@@ -300,6 +300,10 @@ loader_result() {
 	else
 		grep -qE "^  file +62\.0  none \(the page cache, shared\)" <<<"$output"
 	fi
+	# The geometry it was worked out for, as the kernel says it.
+	local page pmd
+	page=$(getconf PAGESIZE) pmd=$(cat /sys/kernel/mm/transparent_hugepage/hpage_pmd_size)
+	grep -qE "^  kernel: $((page / 1024)) KiB pages, $((pmd >> 20)) MiB PMD; transparent huge pages of .*$((pmd >> 20)) MiB\$" <<<"$output"
 	# A program with less than one whole piece: nothing, whatever the way.
 	run env TIEXEC_CACHE= "$STAT" --advise "$FIXTURES/probe-pie"
 	[ "$status" -eq 0 ]

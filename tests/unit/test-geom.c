@@ -64,6 +64,18 @@ int main(void)
 	geom_read(&here, 3000);
 	ok(here.page == TX_PAGE, "a base page that is no power of two gives the arch's default");
 
+	/* The mTHP directories' names. */
+	ok(geom_thp_dir_size("hugepages-2048kB") == 2u << 20 && geom_thp_dir_size("hugepages-16kB") == 16384 &&
+		   geom_thp_dir_size("hugepages-32768kB") == 32u << 20,
+	   "hugepages-<N>kB names N KiB");
+	ok(!geom_thp_dir_size("hugepages-3kB") && !geom_thp_dir_size("hugepages-kB") &&
+		   !geom_thp_dir_size("hugepages-2048") && !geom_thp_dir_size("enabled") &&
+		   !geom_thp_dir_size("hugepages-99999999999999999999kB"),
+	   "anything else names no size");
+	geom_read(&here, (uint64_t)page);
+	uint64_t sizes = geom_thp_sizes(&here);
+	ok(!sizes || (sizes & here.pmd), "this kernel's THP sizes include the PMD's (%#llx)", (unsigned long long)sizes);
+
 	/* thpenv's answers are kept in its struct, asked once. */
 	struct thpenv t;
 	geom_read(&here, (uint64_t)page);
