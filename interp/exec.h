@@ -58,7 +58,6 @@ struct exec {
 	struct opts env_o, cli_o; /* what the environment and the command line set */
 	struct opts opt;        /* in effect; load merges the note in */
 	const char *cache_dir;  /* the shared text cache (TIEXEC_CACHE), NULL: none */
-	struct geom geom;       /* the kernel's page geometry (AT_PAGESZ, sysfs) */
 
 	/* load: the images (below), their text, where the hook goes. */
 	int remap;              /* the program's text went through huge.c */

@@ -53,12 +53,14 @@
 #define TX_LOCK_NB 4
 #define TX_LOCK_UN 8
 
-void huge_state_init(struct huge_state *st, const struct geom *g)
+void huge_state_init(struct huge_state *st, uint64_t pagesz)
 {
 	struct cconv init = CCONV_INIT(TX_COMPAT);
 
+	st->pagesz = pagesz;
+	st->geom_known = 0;
 	st->cc = init;
-	thpenv_init(&st->thp, g);
+	thpenv_init(&st->thp, &st->geom);
 	st->lock_gave_up = 0;
 }
 
@@ -207,13 +209,13 @@ static const char *copy_alloc(const struct huge_req *r, struct copy_buf *cb, uin
 	if (!cb->w)
 		return no_mem;
 	if (route == ROUTE_MEMFD) {
-		cb->fd = (int)sys_memfd_create("tiexec", TX_MFD_CLOEXEC | (hugetlb ? TX_MFD_HUGETLB | (unsigned)geom_hugetlb_flag(r->geom) : 0));
+		cb->fd = (int)sys_memfd_create("tiexec", TX_MFD_CLOEXEC | (hugetlb ? TX_MFD_HUGETLB | (unsigned)geom_hugetlb_flag(&r->state->geom) : 0));
 		if (cb->fd < 0 || SC(__NR_ftruncate, cb->fd, len, 0, 0, 0, 0) < 0)
 			return no_mem;
 		m = sys_mmap(cb->w, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, cb->fd, 0);
 	} else if (hugetlb) {
 		m = sys_mmap(cb->w, len, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB | (long)geom_hugetlb_flag(r->geom), -1, 0);
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB | (long)geom_hugetlb_flag(&r->state->geom), -1, 0);
 	} else {
 		m = sys_mmap(cb->w, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	}
@@ -656,7 +658,11 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 	static uint8_t pieces[2 * MAX_PIECES];
 	enum strategy st = r->o->strategy;
 
-	if (!geom_fits(r->geom)) {
+	if (!r->state->geom_known) {
+		geom_read(&r->state->geom, r->state->pagesz);
+		r->state->geom_known = 1;
+	}
+	if (!geom_fits(&r->state->geom)) {
 		note(res, "the kernel's page sizes are not the ones this build places text for (tiexec-stat --advise)");
 		return;
 	}

@@ -27,20 +27,24 @@ struct huge_result {
 };
 
 /* What one start carries from call to call of huge_apply (the program,
- * then each library): the page-cache bookkeeping (cacheconv.c: the
- * pagemap descriptor, what the kernel was found to lack) and whether a
- * conversion lock was already waited for.  The caller owns it (struct
- * exec), initialised once by huge_state_init. */
+ * then each library): the kernel's page geometry, the page-cache
+ * bookkeeping (cacheconv.c: the pagemap descriptor, what the kernel was
+ * found to lack) and whether a conversion lock was already waited for.
+ * The caller owns it (struct exec), initialised once by huge_state_init
+ * with AT_PAGESZ; the geometry is read from sysfs by the first
+ * huge_apply, so a start that places nothing never asks. */
 struct huge_state {
+	uint64_t pagesz;   /* AT_PAGESZ */
+	int geom_known;
+	struct geom geom;  /* geom_read, at the first huge_apply */
 	struct cconv cc;
 	struct thpenv thp; /* the THP settings, read when first asked */
 	int lock_gave_up;
 };
-void huge_state_init(struct huge_state *st, const struct geom *g);
+void huge_state_init(struct huge_state *st, uint64_t pagesz);
 
 struct huge_req {
 	struct huge_state *state;
-	const struct geom *geom; /* the kernel's page geometry (geom_read) */
 	int fd;                 /* the program file */
 	const char *name;       /* for naming copied regions in /proc/PID/maps */
 	const struct opts *o;

@@ -282,7 +282,6 @@ static int place_lib(struct exec *ex, const struct lib *b, const struct opts *o)
 	int cfd = lib_cache(ex, b, fd, &st, &fi, &eoff);
 	struct huge_req req = {
 		.state = &ex->huge,
-		.geom = &ex->geom,
 		.fd = fd,
 		.name = b->path,
 		.o = o,

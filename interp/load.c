@@ -163,7 +163,6 @@ static void put_text_on_huge_pages(struct exec *ex)
 			seg_off[k++] = ex->cache_off[i];
 	struct huge_req req = {
 		.state = &ex->huge,
-		.geom = &ex->geom,
 		.fd = ex->prog.fd,
 		.name = ex->path,
 		.o = &ex->opt,
@@ -313,9 +312,7 @@ void load_stage(struct exec *ex)
 		exec_plain(ex->path, ex->s.argv + ex->first, ex->s.envp, "no descriptor");
 	}
 
-	if (remap || hook)
-		geom_read(&ex->geom, ex->aux[AT_PAGESZ]);
-	huge_state_init(&ex->huge, &ex->geom);
+	huge_state_init(&ex->huge, ex->aux[AT_PAGESZ]);
 	cache_find(ex, remap);
 	ex->remap = load_images(ex, remap);
 	if (ex->remap)
