@@ -1,7 +1,10 @@
 /* The kernel's page geometry (geom.h). */
 #include "geom.h"
 
+#include <string.h>
+
 #include "bits.h"
+#include "mapsline.h"
 #include "sys.h"
 
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"
@@ -11,19 +14,11 @@
 static uint64_t sysfs_u64(const char *path)
 {
 	char b[32];
+	const char *p = b;
 	uint64_t v = 0;
-	int fd = (int)sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	long n = tx_read_text(path, b, sizeof(b));
 
-	if (fd < 0)
-		return 0;
-	long n = sys_read(fd, b, sizeof(b) - 1);
-	sys_close(fd);
-	for (long i = 0; i < n && b[i] >= '0' && b[i] <= '9'; i++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return 0;
-		v = v * 10 + (uint64_t)(b[i] - '0');
-	}
-	return v;
+	return n > 0 && maps_dec(&p, b + n, &v) == 0 ? v : 0;
 }
 
 static int power_of_two(uint64_t v)
@@ -44,13 +39,8 @@ uint64_t geom_thp_dir_size(const char *name)
 	const char *p = tx_skip(name, "hugepages-");
 	uint64_t kb = 0;
 
-	if (!p || *p < '0' || *p > '9')
+	if (!p || maps_dec(&p, p + strlen(p), &kb) || kb > (UINT64_MAX >> 10))
 		return 0;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (kb > (UINT64_MAX >> 10) / 10)
-			return 0;
-		kb = kb * 10 + (uint64_t)(*p - '0');
-	}
 	return tx_streq(p, "kB") && power_of_two(kb) ? kb << 10 : 0;
 }
 
@@ -64,11 +54,8 @@ uint64_t geom_thp_sizes(const struct geom *g)
 		return 0; /* no transparent huge pages at all */
 	for (long n; (n = SC(__NR_getdents64, fd, d, sizeof(d), 0, 0, 0)) > 0;) {
 		for (long off = 0; off < n;) {
-			const char *name = d + off + 19; /* struct linux_dirent64: d_name */
-			uint64_t size = geom_thp_dir_size(name);
-			off += *(unsigned short *)(void *)(d + off + 16); /* d_reclen */
-			if (size)
-				sizes |= size;
+			sizes |= geom_thp_dir_size(tx_dirent_name(d + off));
+			off += tx_dirent_reclen(d + off);
 		}
 	}
 	sys_close(fd);
@@ -80,20 +67,9 @@ int geom_fits(const struct geom *g)
 	return g->page == TX_PAGE && g->pmd == TX_HUGE;
 }
 
-static unsigned log2_u64(uint64_t v)
-{
-	unsigned s = 0;
-
-	while (v > 1) {
-		v >>= 1;
-		s++;
-	}
-	return s;
-}
-
 uint64_t geom_hugetlb_flag(const struct geom *g)
 {
-	return (uint64_t)log2_u64(g->pmd) << 26; /* MAP_HUGE_SHIFT */
+	return (uint64_t)__builtin_ctzll(g->pmd) << 26; /* log2 of a power of two, << MAP_HUGE_SHIFT */
 }
 
 char *geom_mthp_dir(const struct geom *g, char *buf, size_t n)

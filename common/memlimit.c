@@ -27,20 +27,6 @@ static const struct cg_files cg_v2 = { "/sys/fs/cgroup", "memory.max", "memory.c
 static const struct cg_files cg_v2_hybrid = { "/sys/fs/cgroup/unified", "memory.max",
 					      "memory.current", "inactive_file" };
 
-static long read_text(const char *path, char *b, unsigned long n)
-{
-	int fd = (int)sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
-	long got = 0, r;
-
-	if (fd < 0)
-		return fd;
-	while (got < (long)n - 1 && (r = sys_read(fd, b + got, n - 1 - (unsigned long)got)) > 0)
-		got += r;
-	sys_close(fd);
-	b[got] = '\0';
-	return got;
-}
-
 /* A decimal number, or "max" (v2 for no limit). */
 static int parse_u64(const char *s, uint64_t *v)
 {
@@ -132,13 +118,13 @@ static uint64_t group_room(const struct cg_files *f, const char *path, size_t le
 	p[bl + len] = '/';
 	char *name = p + bl + len + 1;
 	memcpy(name, f->limit, strlen(f->limit) + 1);
-	if (read_text(p, b, sizeof(b)) <= 0 || parse_u64(b, &l) < 0)
+	if (tx_read_text(p, b, sizeof(b)) <= 0 || parse_u64(b, &l) < 0)
 		return UINT64_MAX;
 	memcpy(name, f->usage, strlen(f->usage) + 1);
-	if (read_text(p, b, sizeof(b)) <= 0 || parse_u64(b, &u) < 0)
+	if (tx_read_text(p, b, sizeof(b)) <= 0 || parse_u64(b, &u) < 0)
 		return UINT64_MAX;
 	memcpy(name, "memory.stat", sizeof("memory.stat"));
-	uint64_t inactive = read_text(p, st, sizeof(st)) > 0 ? stat_field(st, f->inactive) : 0;
+	uint64_t inactive = tx_read_text(p, st, sizeof(st)) > 0 ? stat_field(st, f->inactive) : 0;
 	if (inactive > u)
 		inactive = u;
 	u -= inactive;
@@ -170,7 +156,7 @@ static uint64_t mem_available(void)
 	const char *v = NULL;
 	uint64_t kb;
 
-	if (read_text("/proc/meminfo", b, sizeof(b)) <= 0)
+	if (tx_read_text("/proc/meminfo", b, sizeof(b)) <= 0)
 		return UINT64_MAX;
 	for (const char *l = b; *l && !v; l++)
 		if ((l == b || l[-1] == '\n'))
@@ -187,7 +173,7 @@ static uint64_t mem_available(void)
 void memlimit_room(struct memlimit *m)
 {
 	static char text[4096], path[PATH_MAX];
-	int v = read_text("/proc/self/cgroup", text, sizeof(text)) > 0
+	int v = tx_read_text("/proc/self/cgroup", text, sizeof(text)) > 0
 			? memlimit_cgroup_path(text, path, sizeof(path))
 			: 0;
 	uint64_t r;

@@ -202,3 +202,24 @@ static inline __attribute__((noreturn)) void sys_exit(int code)
 	for (;;)
 		SC(__NR_exit_group, code, 0, 0, 0, 0, 0);
 }
+
+/* A small file (in /proc or /sys) read whole into b[n], NUL-terminated:
+ * the bytes read, or -errno when it cannot be opened. */
+static inline long tx_read_text(const char *path, char *b, unsigned long n)
+{
+	int fd = (int)sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	long got = 0, r;
+
+	if (fd < 0)
+		return fd;
+	while (got < (long)n - 1 && (r = sys_read(fd, b + got, n - 1 - (unsigned long)got)) > 0)
+		got += r;
+	sys_close(fd);
+	b[got] = '\0';
+	return got;
+}
+
+/* One struct linux_dirent64 at d in a getdents64 buffer: its name, and
+ * how far the next one lies. */
+static inline const char *tx_dirent_name(const char *d) { return d + 19; }
+static inline unsigned tx_dirent_reclen(const char *d) { return *(const unsigned short *)(const void *)(d + 16); }

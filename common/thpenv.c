@@ -4,8 +4,6 @@
 #include "thpenv.h"
 
 #include <errno.h>
-
-#include "elfcheck.h"
 #include <string.h>
 
 #include "bits.h"
@@ -19,13 +17,9 @@
 static int sysfs_choice(const char *path, const char *word)
 {
 	char b[128];
-	int fd = (int)sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
 
-	if (fd < 0)
+	if (tx_read_text(path, b, sizeof(b)) < 0)
 		return -1;
-	long n = sys_read(fd, b, sizeof(b) - 1);
-	sys_close(fd);
-	b[n > 0 ? n : 0] = '\0';
 	for (char *p = b; *p; p++) {
 		if (*p != '[')
 			continue;

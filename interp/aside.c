@@ -226,8 +226,8 @@ static void prune(int top)
 
 	for (long n; seen < 256 && (n = SC(__NR_getdents64, top, d, sizeof(d), 0, 0, 0)) > 0;) {
 		for (long off = 0; off < n && seen < 256; seen++) {
-			const char *name = d + off + 19; /* struct linux_dirent64: d_name */
-			off += *(unsigned short *)(void *)(d + off + 16);
+			const char *name = tx_dirent_name(d + off);
+			off += tx_dirent_reclen(d + off);
 			int k = name[0] == '.' ? -1 : (int)sys_openat(top, name, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW, 0);
 			if (k < 0)
 				continue;

@@ -141,23 +141,16 @@ const char *tx_strerror(long err)
 	}
 }
 
+/* The message builder is bits.h's bounded tx_cat: a byte is kept free
+ * for say()'s newline. */
 void msg_str(struct msg *m, const char *s)
 {
-	while (*s && m->n < sizeof(m->b) - 1)
-		m->b[m->n++] = *s++;
+	tx_cat(m->b, sizeof(m->b), &m->n, s);
 }
 
 void msg_u64(struct msg *m, uint64_t v)
 {
-	char t[21];
-	int i = 20;
-
-	t[i] = '\0';
-	do {
-		t[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	msg_str(m, t + i);
+	tx_cat_u64(m->b, sizeof(m->b), &m->n, v);
 }
 
 void msg_hex(struct msg *m, uint64_t v)
