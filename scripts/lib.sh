@@ -27,11 +27,14 @@ BUILD_PACKAGES=(meson ninja-build gcc pkg-config libelf-dev systemtap-sdt-dev cl
 # (llvm-strip, llvm-objcopy): stamps through LLVM's strippers
 # (tests/50-stamp.bats); cmake: the build recipes of tests/59-recipes.bats;
 # prometheus and prometheus-node-exporter: tests/92-metrics.bats (node
-# and npm, on these machines already, run scripts/k8s-validate).
+# and npm, on these machines already, run scripts/k8s-validate); bolt-15,
+# libhugetlbfs-bin and -dev, hyperfine: the alternatives of scripts/peers
+# (tests/99-peers.bats).
 TEST_PACKAGES=(g++ golang-go bats libc6-dev util-linux libcap2-bin attr acl nodejs chromium musl-tools lld clang ltrace strace
 	btrfs-progs squashfs-tools squashfuse bindfs
 	linux-perf gdb redis-server redis-tools "$(python_testsuite_package)" postgresql
-	podman runc busybox-static prometheus prometheus-node-exporter llvm cmake)
+	podman runc busybox-static prometheus prometheus-node-exporter llvm cmake
+	bolt-15 libhugetlbfs-bin libhugetlbfs-dev hyperfine)
 # scripts/test --fast: what its suites need (lld and clang: the text
 # cache's lld-linked fixtures and ASan; acl: the trust rule's ACL cases).
 FAST_PACKAGES=(g++ bats libc6-dev util-linux libcap2-bin attr acl lld clang strace)

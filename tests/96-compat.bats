@@ -46,10 +46,5 @@ setup() {
 	PY
 	same "$before" "$(ls /proc/sys/fs/binfmt_misc)"
 	# Nothing of this run is left (others may run the suite too).
-	local w
-	w=$(sed -n 's/^== work directory \(.*\) (removed at the end)$/\1/p' <<<"$stderr")
-	[ -n "$w" ]
-	[ ! -e "$w" ]
-	run pgrep -f "$w"
-	[ "$status" -eq 1 ]
+	work_dir_gone "$stderr"
 }

@@ -33,6 +33,18 @@ run_t() {
 	run timeout 60 "$@"
 }
 
+# work_dir_gone STDERR: the work directory a script named on STDERR
+# ("== work directory DIR (removed at the end)") is gone, and no process
+# runs from it.
+work_dir_gone() {
+	local w
+	w=$(sed -n 's/^== work directory \(.*\) (removed at the end)$/\1/p' <<<"$1")
+	[ -n "$w" ]
+	[ ! -e "$w" ]
+	run pgrep -f "$w"
+	[ "$status" -eq 1 ]
+}
+
 # peak_kb OUTPUT: the figure tests/fixtures/peakrss printed.
 peak_kb() {
 	awk '$1 == "peakrss_kb" { print $2 }' <<<"$1"
