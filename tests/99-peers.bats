@@ -67,7 +67,7 @@ setup() {
 		for w in ways:
 		    if rows[("nopie", w)]["status"] != "0":
 		        continue
-		    assert set(beh[w]) >= {"exe", "perf", "gdb", "nothp"}, (w, beh.get(w))
+		    assert set(beh[w]) >= {"exe", "perf", "gdb", "core", "nothp"}, (w, beh.get(w))
 		    assert beh[w]["exe"] == "the program", (w, beh[w])
 		assert beh["direct"]["gdb"] == "stops at the breakpoint", beh["direct"]
 		assert beh["tiexec"]["gdb"] == "stops at the breakpoint", beh["tiexec"]
