@@ -1,5 +1,5 @@
-# Shared by scripts/test, scripts/compat, scripts/demo, scripts/bench, scripts/fuzz
-# and scripts/package.
+# Shared by scripts/test, scripts/compat, scripts/demo, scripts/bench, scripts/fuzz,
+# scripts/package and scripts/peers.
 
 # The package of python's own test suite for Debian's python3 (the one
 # scripts/compat runs, /usr/bin/python3, not a python3 earlier on PATH):
@@ -84,4 +84,25 @@ build_tiexec() {
 		meson setup build >/dev/null
 	fi
 	ninja -C build >/dev/null
+}
+
+# hf_medians JSON...: one line per benchmarked command: "median q1 q3" in
+# seconds; the times of the same command (by position) in several files are pooled.
+hf_medians() {
+	local c
+	c=$(grep -c '"times": *\[' "$1") || { echo "cannot parse $1" >&2; return 1; }
+	local i
+	for ((i = 1; i <= c; i++)); do
+		awk -v want="$i" '
+			FNR == 1 { k = 0 }
+			/"times": *\[/ { k++; intimes = (k == want); next }
+			intimes && /\]/ { intimes = 0; next }
+			intimes { gsub(/[ ,]/, ""); if ($0 != "") print $0 + 0 }
+		' "$@" | sort -g | awk '{ t[NR] = $1 }
+			END {
+				n = NR; if (n == 0) { print "nan nan nan"; exit }
+				m = (n % 2) ? t[(n + 1) / 2] : (t[n / 2] + t[n / 2 + 1]) / 2
+				printf "%.9g %.9g %.9g\n", m, t[int((n - 1) * 0.25) + 1], t[int((n - 1) * 0.75) + 1]
+			}'
+	done
 }

@@ -1,16 +1,17 @@
 /*
- * peers-help: the small steps of scripts/peers that the shell cannot take.
+ * bench-help: the small steps of scripts/bench and scripts/peers that the
+ * shell cannot take.
  *
- *   peers-help drop FILE...      evict FILE's clean pages from the page cache
- *   peers-help hugeread FILE...  read FILE through a 2 MiB-aligned mapping
+ *   bench-help drop FILE...      evict FILE's clean pages from the page cache
+ *   bench-help hugeread FILE...  read FILE through a 2 MiB-aligned mapping
  *                                advised MADV_HUGEPAGE, so that the page
  *                                cache holds it in 2 MiB folios where the
  *                                file system can ("the kernel alone")
- *   peers-help collapse FILE     MADV_COLLAPSE of FILE's first 2 MiB mapped
+ *   bench-help collapse FILE     MADV_COLLAPSE of FILE's first 2 MiB mapped
  *                                read-only and executable, as text is: prints
  *                                "ok" or why not (the kernel's file THP,
  *                                CONFIG_READ_ONLY_THP_FOR_FS)
- *   peers-help nothp CMD [ARG...]  run CMD with THP disabled for it and its
+ *   bench-help nothp CMD [ARG...]  run CMD with THP disabled for it and its
  *                                children (PR_SET_THP_DISABLE, kept across
  *                                execve): "THP disabled" without changing
  *                                the machine's setting
@@ -45,7 +46,7 @@ static int drop(const char *path)
 	int e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	close(fd);
 	if (e != 0) {
-		fprintf(stderr, "peers-help: %s: %s\n", path, strerror(e));
+		fprintf(stderr, "bench-help: %s: %s\n", path, strerror(e));
 		return 1;
 	}
 	return 0;
@@ -129,6 +130,6 @@ int main(int argc, char **argv)
 		perror(argv[2]);
 		return 127;
 	}
-	fprintf(stderr, "usage: peers-help drop|hugeread FILE... | collapse FILE | nothp CMD [ARG...]\n");
+	fprintf(stderr, "usage: bench-help drop|hugeread FILE... | collapse FILE | nothp CMD [ARG...]\n");
 	return 2;
 }
