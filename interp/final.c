@@ -40,7 +40,7 @@ static uint64_t scan_gadget(const unsigned char *b, uint64_t len, int (*is)(cons
 	const uint64_t first = ones * ARCH_SYSCALL_FIRST, last = ones * ARCH_SYSCALL_LAST;
 	const uint64_t k = ARCH_SYSCALL_LEN - 1;
 
-	for (uint64_t j = 0; j + 3 <= len; j++) {
+	for (uint64_t j = 0; j + ARCH_SYSCALL_LEN <= len; j++) {
 		if (j + k + 8 <= len) {
 			uint64_t w0, w1;
 			__builtin_memcpy(&w0, b + j, 8);
@@ -395,7 +395,7 @@ __attribute__((noreturn)) void final_after_hook(struct exec *ex, uint64_t *sp, c
 	if (ex->hp.kind == HOOK_PREINIT) {
 		hookpoint_fill(&ex->hp, ex->blk.strs_final);
 		hookpoint_restore(&ex->hp);
-		fin->entry = *sp++;
+		fin->entry = arch_hook_return(&sp, regs);
 	} else {
 		restore_entry(sp, ex->prog_entry);
 		fin->entry = ex->prog_entry;

@@ -106,3 +106,40 @@ hf_medians() {
 			}'
 	done
 }
+
+# Debian's packages for another release or architecture, without touching
+# the machine's apt configuration or dpkg architectures.
+# private_apt DIR ARCH: sets APT_OPTS, the options for apt-get and apt-cache
+# that use a sources list and state of their own under DIR (bullseye,
+# bookworm and trixie, for ARCH), and updates them once a day.
+private_apt() {
+	local w=$1 arch=$2 s
+	APT_OPTS=(-o Dir::Etc::sourcelist="$w/sources.list" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$w/lists"
+		-o Dir::Cache="$w/cache" -o Debug::NoLocking=1 -o APT::Architecture="$arch" -o APT::Architectures="$arch")
+	[ -s "$w/updated" ] && [ "$(find "$w/updated" -mmin -1440)" ] && return
+	mkdir -p "$w/lists/partial" "$w/cache/archives/partial"
+	: >"$w/sources.list"
+	for s in bullseye bookworm trixie; do
+		echo "deb [arch=$arch signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $s main" \
+			>>"$w/sources.list"
+	done
+	apt-get "${APT_OPTS[@]}" update -qq
+	date >"$w/updated"
+}
+
+# apt_unpack DIR SUITE PKG...: each PKG as SUITE has it, unpacked into DIR
+# (no dependencies, no scripts run); after private_apt.
+apt_unpack() {
+	local root=$1 suite=$2 tmp p v
+	shift 2
+	tmp=$(mktemp -d)
+	mkdir -p "$root"
+	for p in "$@"; do
+		v=$(apt-cache "${APT_OPTS[@]}" madison "$p" | awk -v s="$suite" '$0 ~ "/debian " s "/" || $0 ~ " " s "/main" { print $3; exit }')
+		[ -n "$v" ] || { echo "no package $p in $suite" >&2; rm -rf "$tmp"; return 1; }
+		(cd "$tmp" && apt-get "${APT_OPTS[@]}" download "$p=$v" >/dev/null 2>&1) ||
+			{ echo "could not fetch $p=$v" >&2; rm -rf "$tmp"; return 1; }
+	done
+	for p in "$tmp"/*.deb; do dpkg-deb -x "$p" "$root"; done
+	rm -rf "$tmp"
+}

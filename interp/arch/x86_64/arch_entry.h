@@ -58,3 +58,11 @@ _Static_assert(sizeof(struct arch_regs) == 80, "ARCH_HOOK stores 80 bytes");
 		"	hlt\n")
 
 extern char tiexec_hook[] __attribute__((visibility("hidden")));
+
+/* Returning from the preinit call (HOOK_PREINIT): where to, and the stack
+ * pointer the caller expects.  A call pushed the return address. */
+static inline uint64_t arch_hook_return(uint64_t **sp, const struct arch_regs *regs)
+{
+	(void)regs;
+	return *(*sp)++;
+}

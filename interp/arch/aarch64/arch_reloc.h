@@ -1,0 +1,29 @@
+/* arm64: the ELF machine the loader runs, the one relocation it applies to
+ * itself, the top of the user address space, and the page geometry. */
+#pragma once
+
+#include <elf.h>
+
+#define ARCH_ELF_MACHINE EM_AARCH64
+#define ARCH_NAME "arm64"
+/* Debian's multiarch triplet: ld.so's built-in library directories are
+ * /lib/TRIPLET and /usr/lib/TRIPLET there (warm/needed.c). */
+#define ARCH_MULTIARCH "aarch64-linux-gnu"
+/* glibc's dynamic linker, by its DT_SONAME (hookpoint.c). */
+#define ARCH_LDSO_GLIBC "ld-linux-aarch64.so.1"
+/* A static PIE's only dynamic relocation: base + addend (relocate_self). */
+#define ARCH_R_RELATIVE R_AARCH64_RELATIVE
+/* The top of the user address space with 48-bit virtual addresses
+ * (TASK_SIZE_64 = 1 << VA_BITS; Debian's arm64 kernels have VA_BITS 48,
+ * and a 52-bit space is only handed out to an mmap hint above it). */
+#define TX_USER_TOP (1ULL << 48)
+/* Page geometry (common/geom.h): this build places text for 4 KiB base
+ * pages and 2 MiB PMDs.  Kernels with 16 or 64 KiB pages read their own
+ * at run time (geom_read), and a PMD maps page * page / 8 bytes (a page
+ * of 8-byte entries): 32 MiB for 16 KiB pages, 512 MiB for 64 KiB. */
+#define ARCH_PAGE_SIZE 4096ULL
+#define ARCH_PMD_SIZE (2ULL << 20)
+#define ARCH_PMD_OF(page) ((page) * (page) / 8)
+/* arch_randomize_brk: a 64-bit program's brk starts up to 1 GiB past its
+ * .bss (arch/arm64/kernel/process.c, randomize_page(mm->brk, SZ_1G)). */
+#define ARCH_BRK_RANDOM (1ULL << 30)
