@@ -238,6 +238,39 @@ static uint64_t page_commit(struct final_page *fp, struct arch_final *f)
 
 /* ---- into the final asm ------------------------------------------------- */
 
+/* What the final stage unmaps of the loader: its segments' pages, merged
+ * where they touch.  Not the span from the first to the last: a loader
+ * linked for 64 KiB pages (arm64) has a hole of up to 60 KiB between its
+ * text and data on a 4 KiB kernel, where the kernel may have put the vDSO
+ * (seen: 1 start in 5 on arm64 Linux 6.1, the program then faulting in
+ * it).  More than two ranges (no linker makes them) fall back to the span. */
+static void loader_ranges(struct arch_final *fin)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(uintptr_t)tx_ehdr_start;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(uintptr_t)(tx_ehdr_start + eh->e_phoff);
+	uint64_t base = (uint64_t)(uintptr_t)tx_ehdr_start, r[2][2] = {{0, 0}, {0, 0}};
+	int n = 0;
+
+	for (unsigned i = 0; i < eh->e_phnum && n <= 2; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		uint64_t lo = tx_down(base + ph[i].p_vaddr, TX_PAGE), hi = tx_up(base + ph[i].p_vaddr + ph[i].p_memsz, TX_PAGE);
+		if (n && lo <= r[n - 1][1])
+			r[n - 1][1] = hi > r[n - 1][1] ? hi : r[n - 1][1];
+		else if (n++ < 2)
+			r[n - 1][0] = lo, r[n - 1][1] = hi;
+	}
+	if (n > 2 || n == 0) {
+		r[0][0] = tx_down(base, TX_PAGE);
+		r[0][1] = tx_up((uint64_t)(uintptr_t)tx_end, TX_PAGE);
+		r[1][0] = r[1][1] = 0;
+	}
+	fin->loader_lo = r[0][0];
+	fin->loader_len = r[0][1] - r[0][0];
+	fin->loader2_lo = r[1][0];
+	fin->loader2_len = r[1][1] - r[1][0];
+}
+
 /* The final stage's data: everything but the registers (all zero, as the
  * kernel leaves them, unless the hook fills them in). */
 static void fill(struct exec *ex, struct arch_final *fin)
@@ -250,8 +283,7 @@ static void fill(struct exec *ex, struct arch_final *fin)
 	fin->cap_hdr[0] = 0x20080522; /* _LINUX_CAPABILITY_VERSION_3 */
 	fin->tmp_lo = ex->tmp_lo;
 	fin->tmp_len = ex->tmp_len;
-	fin->loader_lo = tx_down((uint64_t)(uintptr_t)tx_ehdr_start, TX_PAGE);
-	fin->loader_len = tx_up((uint64_t)(uintptr_t)tx_end, TX_PAGE) - fin->loader_lo;
+	loader_ranges(fin);
 	fin->gadget = vdso_gadget(ex->aux);
 	memcpy(fin->mm, &ex->mm, sizeof(ex->mm));
 }
@@ -266,7 +298,7 @@ __attribute__((noreturn)) static void jump(struct exec *ex, struct arch_final *f
 	const void *code = (const void *)(uintptr_t)page;
 
 	if (!page) {
-		fin->loader_len = 0;
+		fin->loader_len = fin->loader2_len = 0;
 		fin->page = 0;
 		fin->gadget = 0;
 		fin->exe_mode = ARCH_EXE_NONE;

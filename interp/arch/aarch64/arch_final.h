@@ -23,7 +23,8 @@
 
 /* The last stage, run from a page of its own (final.c), entered by
  * arch_jump_final with sp at the program's initial stack and x0 pointing
- * at this struct.  It unmaps the loader and the stack block's buffer,
+ * at this struct.  It unmaps the loader (its one or two ranges) and the
+ * stack block's buffer,
  * sets the exe link, closes the program's descriptor, drops capabilities
  * when asked, loads the program's registers (struct arch_regs; x2-x18
  * zero, as the kernel leaves them), and enters the program:
@@ -52,6 +53,7 @@ struct arch_final {
 	uint64_t sp;              /* the program's stack pointer; 0: sp already is */
 	struct arch_regs regs;    /* the registers the program starts with */
 	uint64_t page_len;        /* bytes the gadget unmaps at page */
+	uint64_t loader2_lo, loader2_len; /* the loader's second range, if any */
 };
 
 /* The asm's view of that struct, checked against the compiler's. */
@@ -71,6 +73,8 @@ struct arch_final {
 #define AF_SP 216
 #define AF_REGS 224
 #define AF_PAGE_LEN 336
+#define AF_LOADER2_LO 344
+#define AF_LOADER2_LEN 352
 #define ARCH_MM_MAP_SIZE 104
 #define AF_CHECK(f, o) _Static_assert(offsetof(struct arch_final, f) == o, #f " is at " #o " in the asm")
 AF_CHECK(loader_lo, AF_LOADER_LO);
@@ -89,6 +93,8 @@ AF_CHECK(mm, AF_MM);
 AF_CHECK(sp, AF_SP);
 AF_CHECK(regs, AF_REGS);
 AF_CHECK(page_len, AF_PAGE_LEN);
+AF_CHECK(loader2_lo, AF_LOADER2_LO);
+AF_CHECK(loader2_len, AF_LOADER2_LEN);
 _Static_assert(sizeof(struct prctl_mm_map) == ARCH_MM_MAP_SIZE, "prctl_mm_map's size");
 _Static_assert(offsetof(struct arch_regs, x19) == 16 && offsetof(struct arch_regs, x29) == 96 &&
 		       offsetof(struct arch_regs, x30) == 104,
@@ -141,7 +147,12 @@ static inline int arch_is_gadget(const unsigned char *p, size_t n)
 		"	ldr x0, [x19, #" ARCH_STR(AF_LOADER_LO) "]\n"   \
 		"	mov x8, #" ARCH_STR(__NR_munmap) "\n"           \
 		"	svc #0\n"                                       \
-		"7:	ldr x1, [x19, #" ARCH_STR(AF_TMP_LEN) "]\n"     \
+		"7:	ldr x1, [x19, #" ARCH_STR(AF_LOADER2_LEN) "]\n" \
+		"	cbz x1, 9f\n"                                   \
+		"	ldr x0, [x19, #" ARCH_STR(AF_LOADER2_LO) "]\n"  \
+		"	mov x8, #" ARCH_STR(__NR_munmap) "\n"           \
+		"	svc #0\n"                                       \
+		"9:	ldr x1, [x19, #" ARCH_STR(AF_TMP_LEN) "]\n"     \
 		"	cbz x1, 8f\n"                                   \
 		"	ldr x0, [x19, #" ARCH_STR(AF_TMP_LO) "]\n"      \
 		"	mov x8, #" ARCH_STR(__NR_munmap) "\n"           \

@@ -25,7 +25,8 @@
  * old executable is still mapped).  Entered by arch_jump_final with %rsp at
  * the program's initial stack and %rdi pointing at a struct arch_final in
  * the same page (or, after the dynamic linker, in the page after it).  It
- * unmaps the loader and the block the program's stack was built in (each
+ * unmaps the loader (one range, or two where its segments leave a hole
+ * another mapping may have taken: final.c) and the block the program's stack was built in (each
  * only if its length is not 0: the loader's own memory, or running in
  * place), sets the program as the executable (exe_mode), closes the
  * program's descriptor, and, when asked, drops every capability and makes
@@ -52,6 +53,7 @@ struct arch_final {
 	uint64_t sp;              /* the program's stack pointer; 0: %rsp already is */
 	struct arch_regs regs;    /* the registers the program starts with */
 	uint64_t page_len;        /* bytes the gadget unmaps at page */
+	uint64_t loader2_lo, loader2_len; /* the loader's second range, if any */
 };
 
 /* The asm's view of that struct, checked against the compiler's. */
@@ -71,6 +73,8 @@ struct arch_final {
 #define AF_SP 216
 #define AF_REGS 224
 #define AF_PAGE_LEN 304
+#define AF_LOADER2_LO 312
+#define AF_LOADER2_LEN 320
 #define ARCH_MM_MAP_SIZE 104
 #define AF_CHECK(f, o) _Static_assert(offsetof(struct arch_final, f) == o, #f " is at " #o " in the asm")
 AF_CHECK(loader_lo, AF_LOADER_LO);
@@ -89,6 +93,8 @@ AF_CHECK(mm, AF_MM);
 AF_CHECK(sp, AF_SP);
 AF_CHECK(regs, AF_REGS);
 AF_CHECK(page_len, AF_PAGE_LEN);
+AF_CHECK(loader2_lo, AF_LOADER2_LO);
+AF_CHECK(loader2_len, AF_LOADER2_LEN);
 _Static_assert(sizeof(struct prctl_mm_map) == ARCH_MM_MAP_SIZE, "prctl_mm_map's size");
 _Static_assert(offsetof(struct arch_regs, rbx) == 8 && offsetof(struct arch_regs, r15) == 72,
 	       "arch_regs as the asm reads it");
@@ -122,7 +128,13 @@ static inline int arch_is_syscall_ret(const unsigned char *p, size_t n)
 		"	mov $" ARCH_STR(__NR_munmap) ", %eax\n" \
 		"	mov " ARCH_STR(AF_LOADER_LO) "(%rbx), %rdi\n" \
 		"	syscall\n"                              \
-		"7:	mov " ARCH_STR(AF_TMP_LEN) "(%rbx), %rsi\n" \
+		"7:	mov " ARCH_STR(AF_LOADER2_LEN) "(%rbx), %rsi\n" \
+		"	test %rsi, %rsi\n"                      \
+		"	jz 9f\n"                                \
+		"	mov $" ARCH_STR(__NR_munmap) ", %eax\n" \
+		"	mov " ARCH_STR(AF_LOADER2_LO) "(%rbx), %rdi\n" \
+		"	syscall\n"                              \
+		"9:	mov " ARCH_STR(AF_TMP_LEN) "(%rbx), %rsi\n" \
 		"	test %rsi, %rsi\n"                      \
 		"	jz 8f\n"                                \
 		"	mov $" ARCH_STR(__NR_munmap) ", %eax\n" \
