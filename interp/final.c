@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <linux/auxvec.h>
 
+#include "arch_cache.h"
 #include "caps.h"
 #include "exec.h"
 #include "fds.h"
@@ -228,6 +229,10 @@ static uint64_t page_commit(struct final_page *fp, struct arch_final *f)
 	} else if (fp->kind == PAGE_ANON) {
 		at = fp->anon;
 		page_fill((unsigned char *)(uintptr_t)at, at, f);
+		/* Stored by us, executed next (arch_cache.h).  The memfd's
+		 * page needs none: pwrite is the kernel's store, and the
+		 * kernel makes it coherent when it maps the page executable. */
+		arch_sync_icache(at, TX_PAGE);
 		if (sys_mprotect(at, TX_PAGE, PROT_READ | PROT_EXEC) < 0) {
 			sys_munmap(at, fp->len);
 			at = 0;

@@ -28,6 +28,8 @@
  * PAGEMAP_SCAN (Linux 6.7) tells which pieces really ended up huge. */
 #include "huge.h"
 
+#include "arch_cache.h"
+
 #include <errno.h>
 #include <linux/fadvise.h>
 
@@ -232,14 +234,14 @@ static const char *copy_alloc(const struct huge_req *r, struct copy_buf *cb, uin
 }
 
 /* Makes the filled copy read+execute at cb->x. */
-static long copy_seal(struct cconv *cc, struct copy_buf *cb, uint64_t len, int hugetlb, uint8_t *hs)
+static long copy_seal(struct cconv *cc, struct copy_buf *cb, uint64_t len, int hugetlb, int xprot, uint8_t *hs)
 {
 	if (cb->fd < 0)
-		return sys_mprotect(cb->x, len, PROT_READ | PROT_EXEC);
+		return sys_mprotect(cb->x, len, PROT_READ | PROT_EXEC | xprot);
 	uint64_t x = reserve_aligned(len);
 	if (!x)
 		return -ENOMEM;
-	long m = sys_mmap(x, len, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED, cb->fd, 0);
+	long m = sys_mmap(x, len, PROT_READ | PROT_EXEC | xprot, MAP_SHARED | MAP_FIXED, cb->fd, 0);
 	if (m < 0) {
 		sys_munmap(x, len);
 		return m;
@@ -284,7 +286,10 @@ static int copy_chunk(const struct huge_req *r, struct huge_result *res, uint64_
 			goto out;
 		}
 	}
-	if (copy_seal(&r->state->cc, &cb, len, hugetlb, hs) < 0) {
+	/* The copy was written through cb.w: coherent before it runs
+	 * (arch_cache.h). */
+	arch_sync_icache(cb.w, len);
+	if (copy_seal(&r->state->cc, &cb, len, hugetlb, r->xprot, hs) < 0) {
 		note(res, "copy: cannot make the copy executable");
 		ret = -1;
 		goto out;
@@ -483,12 +488,12 @@ static void cache_pieces(const struct huge_req *r, struct huge_result *res, cons
 			j++;
 		if (j > k) {
 			uint64_t x = a + k * TX_HUGE, len = (j - k) * TX_HUGE;
-			long m = sys_mmap(x, len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, r->cache_fd,
+			long m = sys_mmap(x, len, PROT_READ | PROT_EXEC | r->xprot, MAP_PRIVATE | MAP_FIXED, r->cache_fd,
 					  eoff + (x - s->vaddr));
 			if (m != (long)x) {
 				/* MAP_FIXED failing leaves the range unmapped: the
 				 * file's own pages back, or nothing runs. */
-				sys_mmap(x, len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, r->fd,
+				sys_mmap(x, len, PROT_READ | PROT_EXEC | r->xprot, MAP_PRIVATE | MAP_FIXED, r->fd,
 					 s->offset + (x - s->vaddr));
 				note(res, "cache: the entry cannot be mapped");
 				return;

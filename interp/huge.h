@@ -58,6 +58,9 @@ struct huge_req {
 	/* fs_folios of fd, which the caller asked before looking for an
 	 * entry: one fstatfs per file and start. */
 	struct fs_info fs;
+	/* Protection bits its text is mapped with beyond PROT_READ|PROT_EXEC
+	 * (image.h: xprot), kept by every copy and cache mapping. */
+	int xprot;
 };
 
 void huge_apply(const struct huge_req *r, struct huge_result *res);

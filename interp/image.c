@@ -70,6 +70,70 @@ int prot_of(uint32_t f)
 	return (f & PF_R ? PROT_READ : 0) | (f & PF_W ? PROT_WRITE : 0) | (f & PF_X ? PROT_EXEC : 0);
 }
 
+/* The 4-byte value of GNU property `type` in a PT_GNU_PROPERTY note of
+ * desc bytes (NT_GNU_PROPERTY_TYPE_0's: type, size, value padded to 8),
+ * or 0. */
+static uint32_t property_in(const unsigned char *d, uint64_t n, uint32_t type)
+{
+	for (uint64_t at = 0; at + 8 <= n;) {
+		uint32_t t, sz;
+		memcpy(&t, d + at, 4);
+		memcpy(&sz, d + at + 4, 4);
+		if (sz > n - at - 8)
+			return 0;
+		if (t == type && sz == 4) {
+			uint32_t v;
+			memcpy(&v, d + at + 8, 4);
+			return v;
+		}
+		at += 8 + tx_up(sz, 8);
+	}
+	return 0;
+}
+
+uint32_t image_property(int fd, const Elf64_Ehdr *eh, const Elf64_Phdr *ph, uint32_t type)
+{
+	static unsigned char note[1024];
+
+	for (unsigned i = 0; type && i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_GNU_PROPERTY)
+			continue;
+		uint64_t n = ph[i].p_filesz < sizeof(note) ? ph[i].p_filesz : sizeof(note);
+		long r = sys_pread(fd, note, n, ph[i].p_offset);
+		uint32_t namesz, descsz, nt;
+		if (r < 16)
+			return 0;
+		memcpy(&namesz, note, 4);
+		memcpy(&descsz, note + 4, 4);
+		memcpy(&nt, note + 8, 4);
+		if (namesz != 4 || memcmp(note + 12, "GNU", 4) || nt != NT_GNU_PROPERTY_TYPE_0 || descsz > (uint64_t)r - 16)
+			return 0;
+		return property_in(note + 16, descsz, type);
+	}
+	return 0;
+}
+
+int image_fd_exec_prot(int fd, unsigned long hwcap2)
+{
+	static Elf64_Phdr ph[32];
+	Elf64_Ehdr eh;
+
+	if (!ARCH_PROPERTY_TYPE || sys_pread(fd, &eh, sizeof(eh), 0) != (long)sizeof(eh) ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 32)
+		return 0;
+	long n = (long)(eh.e_phnum * sizeof(Elf64_Phdr));
+	if (sys_pread(fd, ph, (size_t)n, eh.e_phoff) != n)
+		return 0;
+	return arch_exec_prot(image_property(fd, &eh, ph, ARCH_PROPERTY_TYPE), hwcap2);
+}
+
+void image_exec_prot(struct image *im, int is_interp, unsigned long hwcap2)
+{
+	im->xprot = 0;
+	if (ARCH_PROPERTY_TYPE && (is_interp || im->info.interp < 0))
+		im->xprot = arch_exec_prot(image_property(im->fd, &im->eh, im->ph, ARCH_PROPERTY_TYPE), hwcap2);
+}
+
 /* PROT_NONE over exactly [at, at + len): at, or a negative errno (-EEXIST
  * where something is mapped there already; also where a kernel took
  * MAP_FIXED_NOREPLACE as a mere hint and put it elsewhere). */
@@ -285,7 +349,7 @@ void image_map(struct image *im)
 		const Elf64_Phdr *p = &im->ph[i];
 		if (p->p_type != PT_LOAD || p->p_memsz == 0)
 			continue;
-		int prot = prot_of(p->p_flags);
+		int prot = prot_of(p->p_flags) | (p->p_flags & PF_X ? im->xprot : 0);
 		uint64_t v = p->p_vaddr + im->bias;
 		uint64_t start = tx_down(v, TX_PAGE);
 		uint64_t zs = start;
@@ -324,7 +388,7 @@ void image_map(struct image *im)
 			 * flags, executable when it is.  MemoryDenyWriteExecute
 			 * refuses that to mmap (not to the kernel): then without
 			 * PROT_EXEC. */
-			int zprot = PROT_READ | PROT_WRITE | (prot & PROT_EXEC);
+			int zprot = PROT_READ | PROT_WRITE | (prot & (PROT_EXEC | im->xprot));
 			r = sys_mmap(zs, ze - zs, zprot, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
 			if ((r == -EACCES || r == -EPERM) && (zprot & PROT_EXEC))
 				r = sys_mmap(zs, ze - zs, PROT_READ | PROT_WRITE,

@@ -29,6 +29,9 @@ struct image {
 	Elf64_Ehdr eh;
 	struct elf_info info;
 	uint64_t bias;
+	/* Protection bits the kernel adds to its executable segments beyond
+	 * PROT_EXEC (arm64: PROT_BTI), set by image_exec_prot. */
+	int xprot;
 	uint64_t res_lo, res_hi; /* the address range reserved for it */
 	unsigned nsegs;
 	/* Sized for the most the kernel takes; a start touches the first few. */
@@ -80,6 +83,16 @@ void image_map(struct image *im);
 void image_trim(struct image *im, int keep_outer);
 /* mmap's protection for a segment's p_flags. */
 int prot_of(uint32_t pflags);
+/* The value of GNU property `type` (the arch's, arch_reloc.h) in the
+ * PT_GNU_PROPERTY note of the open file fd with these headers, or 0. */
+uint32_t image_property(int fd, const Elf64_Ehdr *eh, const Elf64_Phdr *ph, uint32_t type);
+/* im->xprot as a direct exec would have it: the arch's bits for the
+ * interpreter, or for a program without one (hwcap2: AT_HWCAP2). */
+void image_exec_prot(struct image *im, int is_interp, unsigned long hwcap2);
+/* The same bits for a library ld.so mapped (it applies them as the kernel
+ * does), read from its open file; 0 when its headers cannot be read or
+ * hold more than 32 program headers. */
+int image_fd_exec_prot(int fd, unsigned long hwcap2);
 
 /* Whether [a, a + n) lies inside one mapped segment of im (a writable one
  * when w), in bytes that may be read (not past the end of the file). */

@@ -292,6 +292,7 @@ static int place_lib(struct exec *ex, const struct lib *b, const struct opts *o)
 		.cache_fd = cfd,
 		.cache_off = &eoff,
 		.fs = fi,
+		.xprot = image_fd_exec_prot(fd, ex->aux[AT_HWCAP2]),
 	};
 	memset(&hr, 0, sizeof(hr));
 	huge_apply(&req, &hr);

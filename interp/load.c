@@ -61,6 +61,7 @@ static int load_images(struct exec *ex, int remap)
 	if (has_interp && !tight)
 		image_open_interp(prog, interp);
 	image_place(prog, 0, ex->opt.strategy, ex->cache_fd >= 0, remap && ex->opt.round_out, ex->opt.verbose);
+	image_exec_prot(prog, 0, ex->aux[AT_HWCAP2]);
 	image_map(prog);
 	image_trim(prog, remap && ex->opt.round_out);
 	if (tight) {
@@ -71,6 +72,7 @@ static int load_images(struct exec *ex, int remap)
 	}
 	if (has_interp) {
 		image_place(interp, 1, ex->opt.strategy, 0, 0, ex->opt.verbose);
+		image_exec_prot(interp, 1, ex->aux[AT_HWCAP2]);
 		image_map(interp);
 		image_trim(interp, 0);
 		sys_close(interp->fd);
@@ -173,6 +175,7 @@ static void put_text_on_huge_pages(struct exec *ex)
 		.cache_fd = k == ex->prog.nsegs ? ex->cache_fd : -1,
 		.cache_off = seg_off,
 		.fs = ex->fs,
+		.xprot = ex->prog.xprot,
 	};
 	huge_apply(&req, &ex->hr);
 	huge_done(&ex->huge);

@@ -10,9 +10,19 @@ mkdir -p "$T"
 say() { echo "TX $fs $*"; }
 
 # The text of one -v line: "X of Y MiB text on 2 MiB pages (file a, thp b)".
-placed() { sed -n "s/^tiexec: '[^']*': \([0-9.]* of [0-9.]* MiB text on 2 MiB pages ([^)]*)\).*/\1/p" "$1" | head -1; }
+# On a kernel whose base page the build does not place text for (arm64's
+# 16 KiB), tiexec runs the program directly and says so: "n/a WHY".
+placed() {
+	local p
+	p=$(sed -n "s/^tiexec: '[^']*': \([0-9.]* of [0-9.]* MiB text on 2 MiB pages ([^)]*)\).*/\1/p" "$1" | head -1)
+	[ -n "$p" ] || p=$(sed -n "s/^tiexec: '[^']*': \(this kernel's base page .*\)/n\/a \1/p" "$1" | head -1)
+	echo "$p"
+}
 lib_placed() {
-	sed -n "s/^tiexec: '[^']*': library '[^']*': \([0-9.]* of [0-9.]* MiB text on 2 MiB pages ([^)]*)\).*/\1/p" "$1" | head -1
+	local p
+	p=$(sed -n "s/^tiexec: '[^']*': library '[^']*': \([0-9.]* of [0-9.]* MiB text on 2 MiB pages ([^)]*)\).*/\1/p" "$1" | head -1)
+	[ -n "$p" ] || p=$(sed -n "s/^tiexec: '[^']*': \(this kernel's base page .*\)/n\/a \1/p" "$1" | head -1)
+	echo "$p"
 }
 # The first line of -v that is neither the summary nor about the text cache
 # (section 7 has it): why something fell back.
@@ -120,7 +130,8 @@ fi
 # 7. The shared text cache (/run/tiexec/text, mounted by tiexec-warm):
 #    entries where the page cache cannot hold 2 MiB folios, the page cache
 #    where it can.  Then what a warm start gets, reads and costs against a
-#    direct exec of the same program (medians of 31, interleaved): a start
+#    direct exec of the same program (medians of 31, or scripts/kernels
+#    --runs, interleaved): a start
 #    that runs one function (the loader's fixed cost) and one that runs 100
 #    of them, spread over the text (what a start that does some work pays
 #    for its text: 4 KiB faults directly, 2 MiB pages through tiexec).
@@ -147,11 +158,11 @@ say cache-lib-why "$(grep "library" "$T/clib" | grep -v ' MiB text on 2 MiB page
 # static program that does only that (xexec).
 timed='
 	med() { printf "%s\n" "$@" | sort -n | sed -n "$((($# + 1) / 2))p"; }
-	d=$1 fs=$2 nr=$3
+	d=$1 fs=$2 nr=$3 runs=$4
 	for p in "$d/big" "$d/big-static"; do
 		for n in 1 100; do
 			x=() t=() f=()
-			for i in {1..31}; do
+			for ((i = 0; i < runs; i++)); do
 				a=${EPOCHREALTIME/./}; "$p" loop $n >/dev/null; b=${EPOCHREALTIME/./}
 				"$d/tiexec" "$p" loop $n >/dev/null; c=${EPOCHREALTIME/./}
 				"$d/xexec" "$p" loop $n >/dev/null; e=${EPOCHREALTIME/./}
@@ -161,10 +172,20 @@ timed='
 			echo "TX $fs $k$nr-${p##*/} $(med "${t[@]}") $(med "${x[@]}") $(med "${f[@]}")"
 		done
 	done'
-/usr/local/bin/bash -c "$timed" _ "$d" "$fs" ""
-"$d/mdwe" no-aslr /usr/local/bin/bash -c "$timed" _ "$d" "$fs" -nr
+runs=$(sed -n 's/.*tx_runs=\([0-9]*\).*/\1/p' /proc/cmdline)
+/usr/local/bin/bash -c "$timed" _ "$d" "$fs" "" "${runs:-31}"
+"$d/mdwe" no-aslr /usr/local/bin/bash -c "$timed" _ "$d" "$fs" -nr "${runs:-31}"
 n=0
 while umount /run/tiexec/text 2>/dev/null && [ $n -lt 5 ]; do n=$((n + 1)); done
+# 8. BTI (arm64 only): a BTI-marked static program reports the "bt" flag
+#    of its entry's and its 2 MiB-aligned text's mappings, and how much of
+#    the latter is on huge pages: directly, mapped by tiexec (the file
+#    route, on ext4 4 KiB pages), and copied onto 2 MiB pages.
+if [ -x "$d/bti" ]; then
+	say bti-direct "$("$d/bti")"
+	say bti-mapped "$("$d/tiexec" --strategy=file "$d/bti")"
+	say bti-copied "$("$d/tiexec" --strategy=thp "$d/bti")"
+fi
 # Where ld.so puts the 16 MiB library, modulo 2 MiB, over 20 direct starts:
 # how many entry layouts would serve a kernel that does not align it.
 : >"$T/bases"

@@ -283,6 +283,11 @@ static int patch(int fd, int t, const Elf64_Ehdr *eh, const Elf64_Phdr *ph, cons
 	uint64_t at = up(end, 8);
 	int r = -1;
 
+	/* Nothing moved: the copy's headers are the file's as they are (where
+	 * the text segment starts at offset 0 and holds both header tables,
+	 * as GNU ld lays out arm64 programs, rewriting them could only fail). */
+	if (!nmv)
+		return 0;
 	memcpy(nph, ph, phsize);
 	for (unsigned k = 0; k < nmv; k++)
 		nph[mv[k].i].p_offset += mv[k].to - mv[k].from;

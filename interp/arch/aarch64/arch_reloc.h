@@ -27,3 +27,15 @@
 /* arch_randomize_brk: a 64-bit program's brk starts up to 1 GiB past its
  * .bss (arch/arm64/kernel/process.c, randomize_page(mm->brk, SZ_1G)). */
 #define ARCH_BRK_RANDOM (1ULL << 30)
+/* BTI: where an object's GNU property GNU_PROPERTY_AARCH64_FEATURE_1_AND
+ * has GNU_PROPERTY_AARCH64_FEATURE_1_BTI and the CPU has BTI
+ * (HWCAP2_BTI), the kernel maps the executable segments of the
+ * interpreter, or of a program without one, PROT_BTI
+ * (arch/arm64/kernel/process.c, arch_elf_adjust_prot); glibc's ld.so
+ * does the same for the program and the libraries it maps.  mmap refuses
+ * PROT_BTI on a CPU without BTI. */
+#define ARCH_PROPERTY_TYPE 0xc0000000u /* GNU_PROPERTY_AARCH64_FEATURE_1_AND */
+static inline int arch_exec_prot(unsigned bits, unsigned long hwcap2)
+{
+	return (bits & 1u) && (hwcap2 & (1UL << 17)) ? 0x10 /* PROT_BTI */ : 0;
+}

@@ -24,3 +24,13 @@
 /* arch_randomize_brk: the brk of a program starts up to 32 MiB past its
  * .bss (arch/x86/kernel/process.c, randomize_page(mm->brk, 0x02000000)). */
 #define ARCH_BRK_RANDOM (32ULL << 20)
+/* The GNU property (PT_GNU_PROPERTY) whose bits change how the kernel maps
+ * a program's text, and the protection bits it adds: none on x86-64 (IBT
+ * and shadow stacks are not mapping flags). */
+#define ARCH_PROPERTY_TYPE 0
+static inline int arch_exec_prot(unsigned bits, unsigned long hwcap2)
+{
+	(void)bits;
+	(void)hwcap2;
+	return 0;
+}
