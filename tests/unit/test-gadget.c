@@ -1,9 +1,10 @@
-/* The final stage's munmap gadgets (interp/arch/x86_64/arch_final.h):
- * which byte sequences count as "syscall; xor r, r...; ret", which
- * registers they zero, and whether such a gadget may end a return from the
- * preinit call (only registers a call may change).  The first case is the
- * gadget in Linux 6.11+'s vDSO (vgetrandom), which spares the stage after
- * ld.so its search of ld.so's text. */
+/* The final stage's munmap gadgets (interp/arch/<cpu>/arch_final.h):
+ * which byte sequences count as a gadget, which registers they zero, and
+ * whether such a gadget may end a return from the preinit call (only
+ * registers a call may change).  x86-64: "syscall; xor r, r...; ret", the
+ * first case being the gadget in Linux 6.11+'s vDSO (vgetrandom), which
+ * spares the stage after ld.so its search of ld.so's text.  arm64:
+ * "svc #0; ret" only, at an instruction boundary. */
 #include <stddef.h>
 
 #include "arch_final.h"
@@ -16,7 +17,8 @@ static void zeroes(const char *what, const unsigned char *p, size_t n, long want
 	ok(arch_is_gadget(p, n) == (want >= 0), "%s: arch_is_gadget", what);
 }
 
-int main(void)
+#if defined(__x86_64__)
+static void cases(void)
 {
 	/* syscall; xor edx,edx; xor ecx,ecx; xor esi,esi; xor edi,edi; xor r11d,r11d; ret */
 	static const unsigned char vdso[] = {0x0f, 0x05, 0x31, 0xd2, 0x31, 0xc9, 0x31, 0xf6,
@@ -45,5 +47,28 @@ int main(void)
 	zeroes("a nop before ret", nop, sizeof(nop), -1);
 	zeroes("no ret within n", noret, sizeof(noret), -1);
 	zeroes("ud2, not syscall", notsys, sizeof(notsys), -1);
+}
+#elif defined(__aarch64__)
+static void cases(void)
+{
+	/* svc #0 = d4000001, ret = d65f03c0, nop = d503201f, svc #0x80 = d4001001 */
+	static const unsigned char plain[] __attribute__((aligned(4))) = {1, 0, 0, 0xd4, 0xc0, 0x03, 0x5f, 0xd6};
+	static const unsigned char shifted[] __attribute__((aligned(4))) = {0, 1, 0, 0, 0xd4, 0xc0, 0x03, 0x5f, 0xd6};
+	static const unsigned char nop[] __attribute__((aligned(4))) = {1, 0, 0, 0xd4, 0x1f, 0x20, 0x03, 0xd5,
+									 0xc0, 0x03, 0x5f, 0xd6};
+	static const unsigned char svc80[] __attribute__((aligned(4))) = {1, 0x10, 0, 0xd4, 0xc0, 0x03, 0x5f, 0xd6};
+
+	zeroes("svc #0; ret", plain, sizeof(plain), 0);
+	ok(!(arch_gadget_zeroes(plain, sizeof(plain)) & ~ARCH_CALL_CLOBBERED), "svc #0; ret may end a call");
+	zeroes("svc #0; ret one byte into a word", shifted + 1, sizeof(shifted) - 1, -1);
+	zeroes("a nop before ret", nop, sizeof(nop), -1);
+	zeroes("svc #0x80, not svc #0", svc80, sizeof(svc80), -1);
+	zeroes("no ret within n", plain, 4, -1);
+}
+#endif
+
+int main(void)
+{
+	cases();
 	return tap_done();
 }

@@ -1,7 +1,11 @@
 /* The library finder (interp/libfind.c) on /proc/self/maps text: which
  * mappings the stage after ld.so places; and libfind_none_listed on a
  * made-up r_debug list in this process's memory. */
+#include <errno.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "libfind.h"
 #include "tap.h"
@@ -162,6 +166,13 @@ int main(void)
 
 	strcpy(maps, text);
 	ok(libfind(maps, 0, &prog, 1, libs, 1) == 1, "at most max");
-	listed_cases();
+	/* libfind reads ld.so's list with process_vm_readv, which qemu-user
+	 * (the arm64 build's unit tests, scripts/cross) does not implement. */
+	int x = 1, y = 0;
+	struct iovec l = { &y, sizeof(y) }, r = { &x, sizeof(x) };
+	if (syscall(SYS_process_vm_readv, (long)getpid(), &l, 1L, &r, 1L, 0L) < 0 && errno == ENOSYS)
+		diag("skipped libfind_none_listed: process_vm_readv is not implemented here (qemu-user)");
+	else
+		listed_cases();
 	return tap_done();
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch_reloc.h" /* ARCH_ELF_MACHINE, ARCH_NAME */
 #include "tap.h"
 
 #include "elfio.h"
@@ -176,7 +177,7 @@ static unsigned char *synth(size_t *len)
 	b[EI_DATA] = ELFDATA2LSB;
 	b[EI_VERSION] = EV_CURRENT;
 	put16(b + 16, ET_EXEC);
-	put16(b + 18, EM_X86_64);
+	put16(b + 18, ARCH_ELF_MACHINE);
 	put32(b + 20, EV_CURRENT);
 	put64(b + 24, 0x401078);
 	put64(b + 32, 64);
@@ -357,8 +358,8 @@ static void test_image(void)
 	free(back);
 	orig[EI_CLASS] = ELFCLASS32;
 	ok(elf_facts_read(orig, len, &f, why, sizeof(why)) == -1 &&
-		   strcmp(why, "not an x86-64 program") == 0,
-	   "32-bit: not x86-64");
+		   strcmp(why, "not an " ARCH_NAME " program") == 0,
+	   "32-bit: not " ARCH_NAME);
 	ok(elf_facts_read((const unsigned char *)"#!/bin/sh\n", 10, &f, why, sizeof(why)) == -1 &&
 		   strcmp(why, "not an ELF file") == 0,
 	   "a script: not ELF");
