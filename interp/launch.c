@@ -391,26 +391,6 @@ static void from_command_line(struct exec *ex)
 		print_aside_copy(ex);
 }
 
-/* A kernel whose base page is not the one this build places text for (an
- * arm64 kernel with 16 or 64 KiB pages, a loader built for 4 KiB): the
- * loader's mappings, rounded to 4 KiB, would be refused, so the program
- * runs as a direct exec would, on the kernel's own pages (from an
- * unstamped copy where a plain exec would come back through binfmt_misc).
- * Placement on such kernels is not built yet (geom.h). */
-static void other_page_size(struct exec *ex)
-{
-	if (!ex->aux[AT_PAGESZ] || ex->aux[AT_PAGESZ] == TX_PAGE)
-		return;
-	verbose_note(ex->opt.verbose, ex->path, "this kernel's base page is not the 4 KiB this tiexec is built for: "
-			       "running it directly");
-	if (ex->binfmt) {
-		fds_restore(&ex->fds);
-		step_aside(ex->prog.fd, ex->path, ex->s.argv + ex->first, ex->s.envp);
-		die(ex->path, "no unstamped copy can be made (is $TMPDIR, or /tmp, writable?)", NULL, 126);
-	}
-	exec_plain(ex->path, ex->s.argv + ex->first, ex->s.envp, "page size");
-}
-
 void launch_stage(struct exec *ex, uint64_t *sp)
 {
 	block_parse(sp, &ex->s, ex->aux, &ex->aux_has);
@@ -430,5 +410,4 @@ void launch_stage(struct exec *ex, uint64_t *sp)
 		refuse_anonymous_reexec(ex);
 		from_command_line(ex);
 	}
-	other_page_size(ex);
 }

@@ -196,4 +196,61 @@ for run in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
 	[ -n "$a" ] && echo $((0x$a % 2097152)) >>"$T/bases"
 done
 say lib-bases "$(sort -u "$T/bases" | wc -l) distinct of $(wc -l <"$T/bases"), $(grep -cx 0 "$T/bases") aligned"
+# 9. Malformed and odd files (arm64, where the bats suite cannot run them):
+#    tests/fixtures/mkbad.c's corpus for this machine, made here and checked
+#    as tests/30-malformed.bats does, each key "N files, W wrong" and what
+#    differs by name:
+#    - corpus-good: the templates exit 42 directly and through tiexec;
+#    - corpus-bad: tiexec refuses each with status 126 and one line
+#      "tiexec: 'PATH': ..." (wrong otherwise), its message as MANIFEST says
+#      ("other message": not, as where tiexec runs programs directly, on
+#      16 KiB kernels); "direct ran": files this kernel runs directly;
+#    - corpus-same: tiexec is never killed or stuck where a direct exec is
+#      not (wrong otherwise); "differ": files where status or output are
+#      not a direct exec's.
+if [ -x "$d/mkbad" ]; then
+	C=/tmp/corpus-$fs
+	"$d/mkbad" "$C" "$(uname -m)" >/dev/null 2>&1
+	/usr/local/bin/bash -c '
+		d=$1 C=$2 fs=$3 out=/tmp/corpus-$fs.out
+		run() { st=0; timeout 60 "$@" >"$out" 2>&1 </dev/null || st=$?; }
+		n=0 bad=()
+		while read -r name; do
+			n=$((n + 1))
+			run "$C/$name"; a=$st
+			run "$d/tiexec" --min-text=0 "$C/$name"
+			[ "$a" = 42 ] && [ "$st" = 42 ] && [ ! -s "$out" ] || bad+=("$name")
+		done <"$C/GOOD"
+		echo "TX $fs corpus-good $n files, ${#bad[@]} wrong: ${bad[*]}"
+		n=0 bad=() other=() ran=()
+		while IFS=$'"'"'\t'"'"' read -r name want; do
+			n=$((n + 1))
+			run "$d/tiexec" --min-text=0 "$C/$name"
+			if [ "$st" != 126 ] || [ "$(wc -l <"$out")" != 1 ] || ! grep -q "^tiexec: '"'"'$C/$name'"'"': " "$out"; then
+				bad+=("$name")
+			elif ! printf "%s\n" "tiexec: '"'"'$C/$name'"'"': $want" | cmp -s - "$out"; then
+				other+=("$name")
+			fi
+			run "$d/xexec" "$C/$name"
+			[ "$st" = 126 ] || [ "$st" = 127 ] || [ "$st" -gt 128 ] || ran+=("$name")
+		done <"$C/MANIFEST"
+		echo "TX $fs corpus-bad $n files, ${#bad[@]} wrong: ${bad[*]}; other message: ${other[*]}; direct ran: ${ran[*]}"
+		n=0 bad=() differ=()
+		while IFS=$'"'"'\t'"'"' read -r name _ _; do
+			n=$((n + 1))
+			run "$d/xexec" "$C/$name"; dst=$st dout=$(cat "$out")
+			run "$d/tiexec" --min-text=0 "$C/$name"; tout=$(cat "$out"); lines=$(wc -l <"$out")
+			if { [ "$st" -gt 128 ] || [ "$st" = 124 ]; } && [ "$st" != "$dst" ]; then
+				bad+=("$name")
+			elif [ "$dst" -eq 126 ] || [ "$dst" -eq 127 ]; then
+				[ "$st" -eq "$dst" ] && [ "$lines" -eq 1 ] && [[ $tout == "tiexec: '"'"'"* ]] || differ+=("$name")
+			elif [ "$dst" -gt 128 ] && [ "$st" -eq 126 ] && [ "$lines" -eq 1 ]; then
+				:
+			elif [ "$st" -ne "$dst" ] || [ "$tout" != "$dout" ]; then
+				differ+=("$name")
+			fi
+		done <"$C/SAME"
+		echo "TX $fs corpus-same $n files, ${#bad[@]} wrong: ${bad[*]}; differ: ${differ[*]}"
+	' _ "$d" "$C" "$fs"
+fi
 say done 1
