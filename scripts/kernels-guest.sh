@@ -253,4 +253,13 @@ if [ -x "$d/mkbad" ]; then
 		echo "TX $fs corpus-same $n files, ${#bad[@]} wrong: ${bad[*]}; differ: ${differ[*]}"
 	' _ "$d" "$C" "$fs"
 fi
+# 10. A real program (arm64): one whose code is Debian's libLLVM, directly
+#     and through tiexec (what its library stage placed of libLLVM's text;
+#     private memory of the text mappings while it waits).
+if [ -x "$d/llvmuse" ]; then
+	say llvm-direct "$("$d/llvmuse" 2>&1 | head -1)"
+	"$d/tiexec" -v "$d/llvmuse" >"$T/llvm.out" 2>"$T/llvm"
+	say llvm "$(sed -n "s/^tiexec: '[^']*': library '[^']*libLLVM[^']*': \([0-9.]* of [0-9.]* MiB text on 2 MiB pages ([^)]*)\).*/\1/p" "$T/llvm" | head -1) $(cat "$T/llvm.out")"
+	say llvm-anon-kb "$(anon_kb "$d/tiexec" "$d/llvmuse")"
+fi
 say done 1

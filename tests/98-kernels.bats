@@ -126,6 +126,13 @@ for r in rows:
     assert listed(r["corpus-same"], "differ") <= known, r
     if not k.endswith("-16k"):
         assert not listed(r["corpus-bad"], "other message"), r
+    # A real program: libLLVM's text through the library stage, at least
+    # 90% of what whole 2 MiB pieces it can hold (its text less a piece
+    # at each end), and the program runs as directly.
+    assert r["llvm-direct"] == "llvm ok" and r["llvm"].endswith("llvm ok"), r
+    if not k.endswith("-16k"):
+        placed, text = (float(x) for x in r["llvm"].split(" MiB")[0].split(" of "))
+        assert text >= 20 and placed >= 0.9 * (text - 4.0), r
     if k.endswith("-16k"):
         # Not placed yet on 16 KiB pages: run directly, and say so.
         for key in ("pie-auto", "static-auto", "binfmt", "user", "cache-pie"):
