@@ -262,4 +262,27 @@ if [ -x "$d/llvmuse" ]; then
 	say llvm "$(sed -n "s/^tiexec: '[^']*': library '[^']*libLLVM[^']*': \([0-9.]* of [0-9.]* MiB text on 2 MiB pages ([^)]*)\).*/\1/p" "$T/llvm" | head -1) $(cat "$T/llvm.out")"
 	say llvm-anon-kb "$(anon_kb "$d/tiexec" "$d/llvmuse")"
 fi
+# 11. tiexec-trace (arm64, where the bats suite cannot run it): its CO-RE
+#     reads against this kernel's BTF, and the loader's USDT probes: one
+#     start of the 64 MiB PIE through tiexec, recorded with what it placed.
+if [ -x "$d/tiexec-trace" ]; then
+	if [ -e /sys/kernel/btf/vmlinux ]; then
+		"$d/tiexec-trace" --json --duration 120 --loader "$d/tiexec" >"$T/trace.out" 2>"$T/trace.err" &
+		tp=$!
+		i=0
+		while ! grep -qs '^tiexec-trace: tracing' "$T/trace.err" && kill -0 $tp 2>/dev/null && [ $i -lt 600 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		sh -c 'echo $$ >'"$T/trace.pid"'; exec "$0" "$1" loop 1' "$d/tiexec" "$d/big" >/dev/null
+		kill -INT $tp
+		wait $tp
+		tst=$?
+		line=$(grep "\"pid\":$(cat "$T/trace.pid")," "$T/trace.out" | head -1)
+		say trace "status $tst, $(grep -c '"pid"' "$T/trace.out") events; $(echo "$line" | grep -o '"outcome":"[a-z]*"\|"huge_bytes":[0-9]*\|"text_bytes":[0-9]*' | tr '\n' ' ')"
+		[ -n "$line" ] || head -3 "$T/trace.err"
+	else
+		say trace n/a "no BTF (/sys/kernel/btf/vmlinux)"
+	fi
+fi
 say done 1

@@ -130,6 +130,15 @@ for r in rows:
     # 90% of what whole 2 MiB pieces it can hold (its text less a piece
     # at each end), and the program runs as directly.
     assert r["llvm-direct"] == "llvm ok" and r["llvm"].endswith("llvm ok"), r
+    # tiexec-trace: CO-RE against the guest's BTF and the loader's USDT
+    # probes record the start, with what it placed (the 16 KiB kernel's
+    # start is a direct one).
+    assert r["trace"].startswith("status 0, "), r
+    if k.endswith("-16k"):
+        assert '"outcome":"direct"' in r["trace"], r
+    else:
+        assert '"outcome":"loaded"' in r["trace"], r
+        assert int(r["trace"].split('"huge_bytes":')[1].split()[0]) >= 60 << 20, r
     if not k.endswith("-16k"):
         placed, text = (float(x) for x in r["llvm"].split(" MiB")[0].split(" of "))
         assert text >= 20 and placed >= 0.9 * (text - 4.0), r
