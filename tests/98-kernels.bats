@@ -177,3 +177,13 @@ PY
 	grep -qE '^Ok: +19 *$' <<<"$output"
 	grep -qE '^Skipped: +1 *$' <<<"$output"
 }
+
+@test "arm64 build: the fuzz targets under qemu-aarch64, from its corpus, without a crash" {
+	run "$ROOT/scripts/fuzz" --arch aarch64 10
+	echo "$output" | grep -v '^#\|^INFO\|^ *"' | tail -20
+	[ "$status" -eq 0 ]
+	# Both ran their time out (libFuzzer's last line), each from the
+	# arm64 corpus.
+	[ "$(grep -cE '^Done [0-9]+ runs in [0-9]+ second' <<<"$output")" -eq 2 ]
+	[ -s "$ROOT/build/fuzz-aarch64/corpus/machine-other" ]
+}
