@@ -603,3 +603,29 @@ after erase: 0
 	# Once, through the rule; not after the erase.
 	[ "$(grep -c '^tiexec: ' <<<"$stderr")" -eq 1 ]
 }
+
+@test "the arm64 .debs cross-build (multiarch), hold arm64 programs and the same files, and are lintian-clean" {
+	run --separate-stderr timeout 1200 "$ROOT/scripts/package" deb-arm64
+	echo "$stderr" | tail -30
+	[ "$status" -eq 0 ]
+	local deb=$PKG/tiexec_*_arm64.deb trace=$PKG/tiexec-trace_*_arm64.deb d=$BATS_TEST_TMPDIR/x
+	# shellcheck disable=SC2086
+	[ -f $deb ] && [ -f $trace ]
+	# shellcheck disable=SC2086
+	[ "$(dpkg-deb -f $deb Architecture)" = arm64 ]
+	# dpkg-shlibdeps found the arm64 libraries' packages.
+	# shellcheck disable=SC2086
+	[[ "$(dpkg-deb -f $deb Depends)" == *libc6* && "$(dpkg-deb -f $deb Depends)" == *libelf1* ]]
+	# shellcheck disable=SC2086
+	dpkg-deb -x $deb "$d"
+	file "$d/usr/libexec/tiexec/tiexec" | grep -q 'ARM aarch64'
+	file "$d/usr/bin/tiexec-warm" | grep -q 'ARM aarch64'
+	# The same files as the amd64 packages.
+	# shellcheck disable=SC2086
+	same "$(deb_files "$PKG"/tiexec_*_amd64.deb "$PKG"/tiexec-trace_*_amd64.deb)" "$(deb_files $deb $trace)"
+	# shellcheck disable=SC2086
+	run lintian --fail-on error,warning -EvIL +pedantic --tag-display-limit 0 $deb $trace
+	echo "$output"
+	[ "$status" -eq 0 ]
+	if grep -E '^[EW]: ' <<<"$output"; then return 1; fi
+}
