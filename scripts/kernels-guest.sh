@@ -72,6 +72,12 @@ PROBE_EXIT=7 "$d/tiexec" --min-text=0 "$d/probe-pie" >/dev/null 2>&1
 say exit-status "$?"
 PROBE_SIGNAL=15 "$d/tiexec" --min-text=0 "$d/probe-pie" >/dev/null 2>&1
 say signal-status "$?"
+# Nothing of tiexec left mapped executable in the program (its final page
+# goes through the munmap gadget): anonymous or memfd code, for a static
+# program and (past the hook) a dynamic one.
+say leftover "$({ "$d/tiexec" --min-text=0 /bin/busybox cat /proc/self/maps
+	"$d/tiexec" --min-text=0 /usr/local/bin/bash -c 'cat /proc/$$/maps; true'; } |
+	awk '$2 ~ /x/ && ($6 == "" || $6 ~ /memfd|tiexec/)' | wc -l)"
 
 # 2. Text on 2 MiB pages per strategy, for a PIE (cold cache, then warm),
 #    a static program and a program whose code is in a 16 MiB library.
