@@ -245,8 +245,10 @@ field() {
 	stanza tiexec | grep -qx "Status: install ok installed"
 	# This machine's bash and libc, at this machine's versions.
 	local p
+	# (arch-qualified: with multiarch installed, the bare name of libc6
+	# names one instance per architecture)
 	for p in bash libc6; do
-		stanza "$p" | grep -qx "Version: $(dpkg-query -W -f '${Version}' "$p")"
+		stanza "$p" | grep -qx "Version: $(dpkg-query -W -f '${Version}' "$p:$(dpkg --print-architecture)")"
 	done
 	# Every regular file, by its path or its pre-merged-/usr path, is in a
 	# package's list; but the probe's stamped true, made at build time.
