@@ -32,7 +32,9 @@ for r in rows:
     # auto: always 62 MiB on 2 MiB pages, by the cache or by a copy.
     assert r["pie-auto"].startswith("62.0 of 64.0"), r
     assert ("file 62.0" in r["pie-auto"]) == zero, r
-    assert r["lib-auto"].startswith("14.0 of 16.0"), r
+    # The library: 14 MiB, or all 16 where ld.so's random base (5.10)
+    # happens to put its text on a 2 MiB boundary (1 start in 512).
+    assert r["lib-auto"].startswith(("14.0 of 16.0", "16.0 of 16.0")), r
     # A warm start reads nothing from disk, however it places the text.
     assert int(r["pie-auto-read"]) < (1 << 20), r
     if not zero:
