@@ -99,6 +99,28 @@ static uint64_t interp_syscall_ret(const struct image *interp)
 	return 0;
 }
 
+/* A "syscall; ret" near the end of the program's own text, for a program
+ * entered without ld.so whose vDSO has none (arm64 Linux 6.1's): a static
+ * C library's system call wrappers are linked last.  Only the last 4 MiB
+ * of each readable executable segment are scanned, so that a start never
+ * reads through a large text for nothing. */
+static uint64_t prog_syscall_ret(const struct image *prog)
+{
+	const uint64_t tail = 4ULL << 20;
+
+	for (unsigned i = prog->nsegs; i-- > 0;) {
+		const struct seg *g = &prog->segs[i];
+		if (!(g->flags & PF_X) || !(g->flags & PF_R) || (g->flags & PF_W))
+			continue;
+		uint64_t n = g->filesz < tail ? g->filesz : tail;
+		uint64_t at = scan_gadget((const unsigned char *)(uintptr_t)(g->vaddr + g->filesz - n), n,
+					  arch_is_syscall_ret);
+		if (at)
+			return at;
+	}
+	return 0;
+}
+
 /* ---- the final stage's page --------------------------------------------- */
 
 /* The final stage runs from a page of its own because it unmaps the
@@ -290,6 +312,8 @@ static void fill(struct exec *ex, struct arch_final *fin)
 	fin->tmp_len = ex->tmp_len;
 	loader_ranges(fin);
 	fin->gadget = vdso_gadget(ex->aux);
+	if (!fin->gadget && ex->hp.kind == HOOK_NONE)
+		fin->gadget = prog_syscall_ret(&ex->prog);
 	memcpy(fin->mm, &ex->mm, sizeof(ex->mm));
 }
 
