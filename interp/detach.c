@@ -59,14 +59,6 @@ static int detach_range(uint64_t lo, uint64_t len, int prot, int fd, uint64_t of
 	return ok ? 0 : -1;
 }
 
-static const Elf64_Phdr *own_phdrs(unsigned *n)
-{
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(uintptr_t)tx_ehdr_start;
-
-	*n = eh->e_phnum;
-	return (const Elf64_Phdr *)(uintptr_t)(tx_ehdr_start + eh->e_phoff);
-}
-
 int self_detach(int *keep_fd)
 {
 	unsigned n;

@@ -82,34 +82,20 @@ static uint64_t vdso_gadget(const uint64_t *aux)
 	return 0;
 }
 
-/* A "syscall; ret" in the interpreter's text, for the final stage to unmap
- * its own page on the way into the program without touching the registers
- * ld.so left (the vDSO's gadget clears one: ld.so's finalizer). */
-static uint64_t interp_syscall_ret(const struct image *interp)
+/* A "syscall; ret" in the last `tail` bytes of each readable executable
+ * (not writable) segment of im, for the final stage to unmap its own page
+ * on the way in without touching the registers the program finds:
+ *   - in the interpreter's whole text, after ld.so (the vDSO's gadget
+ *     clears one register: ld.so's finalizer);
+ *   - near the end of the program's own text, for a program entered
+ *     without ld.so whose vDSO has none (arm64 Linux 6.1's): a static C
+ *     library's system call wrappers are linked last, and a start never
+ *     reads through a large text for nothing (TEXT_TAIL). */
+#define TEXT_TAIL (4ULL << 20)
+static uint64_t text_syscall_ret(const struct image *im, uint64_t tail)
 {
-	for (unsigned i = 0; i < interp->nsegs; i++) {
-		const struct seg *g = &interp->segs[i];
-		if (!(g->flags & PF_X) || (g->flags & PF_W))
-			continue;
-		uint64_t at = scan_gadget((const unsigned char *)(uintptr_t)g->vaddr, g->filesz,
-					  arch_is_syscall_ret);
-		if (at)
-			return at;
-	}
-	return 0;
-}
-
-/* A "syscall; ret" near the end of the program's own text, for a program
- * entered without ld.so whose vDSO has none (arm64 Linux 6.1's): a static
- * C library's system call wrappers are linked last.  Only the last 4 MiB
- * of each readable executable segment are scanned, so that a start never
- * reads through a large text for nothing. */
-static uint64_t prog_syscall_ret(const struct image *prog)
-{
-	const uint64_t tail = 4ULL << 20;
-
-	for (unsigned i = prog->nsegs; i-- > 0;) {
-		const struct seg *g = &prog->segs[i];
+	for (unsigned i = 0; i < im->nsegs; i++) {
+		const struct seg *g = &im->segs[i];
 		if (!(g->flags & PF_X) || !(g->flags & PF_R) || (g->flags & PF_W))
 			continue;
 		uint64_t n = g->filesz < tail ? g->filesz : tail;
@@ -273,12 +259,12 @@ static uint64_t page_commit(struct final_page *fp, struct arch_final *f)
  * it).  More than two ranges (no linker makes them) fall back to the span. */
 static void loader_ranges(struct arch_final *fin)
 {
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(uintptr_t)tx_ehdr_start;
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)(uintptr_t)(tx_ehdr_start + eh->e_phoff);
+	unsigned nph;
+	const Elf64_Phdr *ph = own_phdrs(&nph);
 	uint64_t base = (uint64_t)(uintptr_t)tx_ehdr_start, r[2][2] = {{0, 0}, {0, 0}};
 	int n = 0;
 
-	for (unsigned i = 0; i < eh->e_phnum && n <= 2; i++) {
+	for (unsigned i = 0; i < nph && n <= 2; i++) {
 		if (ph[i].p_type != PT_LOAD)
 			continue;
 		uint64_t lo = tx_down(base + ph[i].p_vaddr, TX_PAGE), hi = tx_up(base + ph[i].p_vaddr + ph[i].p_memsz, TX_PAGE);
@@ -313,7 +299,7 @@ static void fill(struct exec *ex, struct arch_final *fin)
 	loader_ranges(fin);
 	fin->gadget = vdso_gadget(ex->aux);
 	if (!fin->gadget && ex->hp.kind == HOOK_NONE)
-		fin->gadget = prog_syscall_ret(&ex->prog);
+		fin->gadget = text_syscall_ret(&ex->prog, TEXT_TAIL);
 	memcpy(fin->mm, &ex->mm, sizeof(ex->mm));
 }
 
@@ -466,7 +452,7 @@ __attribute__((noreturn)) void final_after_hook(struct exec *ex, uint64_t *sp, c
 	 * (Linux 6.11's), sparing a search of ld.so's text. */
 	if (ex->hp.kind != HOOK_PREINIT || !fin->gadget ||
 	    (arch_gadget_zeroes((const unsigned char *)(uintptr_t)fin->gadget, 32) & ~ARCH_CALL_CLOBBERED))
-		fin->gadget = interp_syscall_ret(&ex->interp);
+		fin->gadget = text_syscall_ret(&ex->interp, UINT64_MAX);
 	if (ex->page) {
 		fin->page = ex->page;
 		f = (struct arch_final *)(uintptr_t)(ex->page + TX_PAGE);

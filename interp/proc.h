@@ -2,6 +2,7 @@
  * plain exec tiexec falls back to.  Explicit parameters, no state. */
 #pragma once
 
+#include <elf.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,3 +28,12 @@ __attribute__((noreturn)) void exec_plain(const char *path, char **argv, char **
  * end of its .bss. */
 extern const char tx_ehdr_start[] __asm__("__ehdr_start") __attribute__((visibility("hidden")));
 extern const char tx_end[] __asm__("_end") __attribute__((visibility("hidden")));
+
+/* tiexec's own program headers, n of them, where the kernel mapped them. */
+static inline const Elf64_Phdr *own_phdrs(unsigned *n)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(uintptr_t)tx_ehdr_start;
+
+	*n = eh->e_phnum;
+	return (const Elf64_Phdr *)(uintptr_t)(tx_ehdr_start + eh->e_phoff);
+}
