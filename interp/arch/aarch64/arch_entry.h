@@ -31,7 +31,7 @@ struct arch_regs {
 	uint64_t x19, x20, x21, x22, x23, x24, x25, x26, x27, x28;
 	uint64_t x29, x30;
 };
-_Static_assert(sizeof(struct arch_regs) == 112, "ARCH_HOOK stores 112 bytes");
+#define ARCH_REGS_SIZE 112 /* final_layout.h: the asm's offsets after it */
 
 /* tiexec_hook: where ld.so gives control back (hookpoint.h), as the
  * program's first preinit function (glibc: a call by blr, the return

@@ -25,7 +25,7 @@
 struct arch_regs {
 	uint64_t rdx, rbx, rbp, r8, r9, r10, r12, r13, r14, r15;
 };
-_Static_assert(sizeof(struct arch_regs) == 80, "ARCH_HOOK stores 80 bytes");
+#define ARCH_REGS_SIZE 80 /* final_layout.h: the asm's offsets after it */
 
 /* tiexec_hook: where ld.so gives control back (hookpoint.h), as the
  * program's first preinit function (glibc: a call, the return address at
