@@ -93,7 +93,7 @@ static int smaps_line(const char *l, uint64_t a, uint64_t b, struct smaps_walk *
  * vDSO.  Streaming also has no limit on the number of mappings. */
 static int scan_smaps(uint64_t a, uint64_t b, uint8_t *hs)
 {
-	static char buf[2 * TX_PAGE + 1];
+	static char buf[2 * ARCH_PAGE_MAX + 1];
 	struct smaps_walk w = { 0, 0, 0 };
 	uint64_t len = 0;
 	int past = 0, skip = 0;
@@ -118,7 +118,7 @@ static int scan_smaps(uint64_t a, uint64_t b, uint8_t *hs)
 		 * (a mapping's long name) is read for what starts it, the
 		 * range, and its rest skipped. */
 		len = (uint64_t)(end - l);
-		if (len > TX_PAGE && !past) {
+		if (len > ARCH_PAGE_MAX && !past) {
 			if (!skip)
 				past = smaps_line(l, a, b, &w, hs);
 			len = 0;
@@ -354,11 +354,11 @@ static void collapse(struct cconv *c, const struct cconv_range *r, uint8_t *hs, 
  * page cache, by mincore. */
 static int cc_evicted(uint64_t p)
 {
-	unsigned char v[TX_HUGE / TX_PAGE];
+	unsigned char v[TX_HUGE / ARCH_PAGE_MIN];
 
 	if (SC(__NR_mincore, p, TX_HUGE, v, 0, 0, 0) < 0)
 		return 0;
-	for (uint64_t i = 0; i < sizeof(v); i++)
+	for (uint64_t i = 0; i < TX_HUGE / TX_PAGE; i++)
 		if (v[i] & 1)
 			return 0;
 	return 1;

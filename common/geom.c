@@ -64,7 +64,12 @@ uint64_t geom_thp_sizes(const struct geom *g)
 
 int geom_fits(const struct geom *g)
 {
-	return g->page == TX_PAGE && g->pmd == TX_HUGE;
+	return g->page == TX_PAGE && g->page < TX_HUGE && !(g->pmd & (TX_HUGE - 1));
+}
+
+int geom_blocks(const struct geom *g)
+{
+	return g->pmd > TX_HUGE;
 }
 
 uint64_t geom_hugetlb_flag(const struct geom *g)

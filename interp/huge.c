@@ -671,6 +671,10 @@ void huge_apply(const struct huge_req *r, struct huge_result *res)
 		note(res, "the kernel's page sizes are not the ones this build places text for (tiexec-stat --advise)");
 		return;
 	}
+	if (geom_blocks(&r->state->geom)) {
+		note(res, "placement on 16 and 64 KiB pages is not built yet");
+		return;
+	}
 
 	for (unsigned i = 0; i < r->nsegs; i++) {
 		struct seg *s = &r->segs[i];

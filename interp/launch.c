@@ -394,6 +394,7 @@ static void from_command_line(struct exec *ex)
 void launch_stage(struct exec *ex, uint64_t *sp)
 {
 	block_parse(sp, &ex->s, ex->aux, &ex->aux_has);
+	tx_page_set(ex->aux[AT_PAGESZ]); /* geom.h: before anything is mapped */
 	ex->caps_opted = caps_enter(ex->aux);
 	fds_raise(&ex->fds);
 	settings_from_env(ex);

@@ -288,27 +288,6 @@ static void tell(const struct exec *ex)
 	(void)mode, (void)huge, (void)why, (void)strategy;
 }
 
-/* A kernel whose base page is not the one this build places text for (an
- * arm64 kernel with 16 or 64 KiB pages, a loader built for 4 KiB): the
- * loader's mappings, rounded to 4 KiB, would be refused, so the program
- * runs as a direct exec would, on the kernel's own pages (from an
- * unstamped copy where a plain exec would come back through binfmt_misc).
- * Placement on such kernels is not built yet (geom.h).  Asked once the
- * headers passed, so that a malformed file gets its message here too. */
-static void other_page_size(struct exec *ex)
-{
-	if (!ex->aux[AT_PAGESZ] || ex->aux[AT_PAGESZ] == TX_PAGE)
-		return;
-	verbose_note(ex->opt.verbose, ex->path, "this kernel's base page is not the 4 KiB this tiexec is built for: "
-			       "running it directly");
-	if (ex->binfmt) {
-		fds_restore(&ex->fds);
-		step_aside(ex->prog.fd, ex->path, ex->s.argv + ex->first, ex->s.envp);
-		die(ex->path, "no unstamped copy can be made (is $TMPDIR, or /tmp, writable?)", NULL, 126);
-	}
-	exec_plain(ex->path, ex->s.argv + ex->first, ex->s.envp, "page size");
-}
-
 void load_stage(struct exec *ex)
 {
 	struct image *prog = &ex->prog;
@@ -318,7 +297,6 @@ void load_stage(struct exec *ex)
 		verbose_note(ex->opt.verbose, ex->path, "a script: running it directly");
 		exec_plain(ex->path, ex->s.argv + ex->first, ex->s.envp, "script");
 	}
-	other_page_size(ex);
 	/* Precedence: defaults < the program's note < environment < options. */
 	const char *note_why = image_read_note(prog, &note);
 	if (note_why)

@@ -10,19 +10,11 @@ mkdir -p "$T"
 say() { echo "TX $fs $*"; }
 
 # The text of one -v line: "X of Y MiB text on 2 MiB pages (file a, thp b)".
-# On a kernel whose base page the build does not place text for (arm64's
-# 16 KiB), tiexec runs the program directly and says so: "n/a WHY".
 placed() {
-	local p
-	p=$(sed -n "s/^tiexec: '[^']*': \([0-9.]* of [0-9.]* MiB text on 2 MiB pages ([^)]*)\).*/\1/p" "$1" | head -1)
-	[ -n "$p" ] || p=$(sed -n "s/^tiexec: '[^']*': \(this kernel's base page .*\)/n\/a \1/p" "$1" | head -1)
-	echo "$p"
+	sed -n "s/^tiexec: '[^']*': \([0-9.]* of [0-9.]* MiB text on 2 MiB pages ([^)]*)\).*/\1/p" "$1" | head -1
 }
 lib_placed() {
-	local p
-	p=$(sed -n "s/^tiexec: '[^']*': library '[^']*': \([0-9.]* of [0-9.]* MiB text on 2 MiB pages ([^)]*)\).*/\1/p" "$1" | head -1)
-	[ -n "$p" ] || p=$(sed -n "s/^tiexec: '[^']*': \(this kernel's base page .*\)/n\/a \1/p" "$1" | head -1)
-	echo "$p"
+	sed -n "s/^tiexec: '[^']*': library '[^']*': \([0-9.]* of [0-9.]* MiB text on 2 MiB pages ([^)]*)\).*/\1/p" "$1" | head -1
 }
 # The first line of -v that is neither the summary nor about the text cache
 # (section 7 has it): why something fell back.
@@ -209,8 +201,8 @@ say lib-bases "$(sort -u "$T/bases" | wc -l) distinct of $(wc -l <"$T/bases"), $
 #    - corpus-good: the templates exit 42 directly and through tiexec;
 #    - corpus-bad: tiexec refuses each with status 126 and one line
 #      "tiexec: 'PATH': ..." (wrong otherwise), its message as MANIFEST says
-#      ("other message": not, as where tiexec runs programs directly, on
-#      16 KiB kernels); "direct ran": files this kernel runs directly;
+#      ("other message": not); "direct ran": files this kernel runs
+#      directly;
 #    - corpus-same: tiexec is never killed or stuck where a direct exec is
 #      not (wrong otherwise); "differ": files where status or output are
 #      not a direct exec's.

@@ -21,6 +21,7 @@
 #include "procfs.h"
 #include "program.h"
 #include "prom.h"
+#include "geom.h"
 #include "json.h"
 #include "smaps.h"
 #include "textcache.h"
@@ -460,6 +461,7 @@ int main(int argc, char **argv)
 {
 	const char *cd = getenv("TIEXEC_CACHE");
 
+	tx_page_set((uint64_t)sysconf(_SC_PAGESIZE)); /* geom.h */
 	if (cd)
 		cache_dir = cd;
 	enum { O_JSON = 256, O_PERF_MAP, O_VERSION, O_ADVISE, O_CHECK, O_CHILDREN, O_FOLLOW, O_PROM, O_OUTPUT };

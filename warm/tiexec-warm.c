@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "geom.h"
 #include "textentry.h"
 #include "warm.h"
 
@@ -63,6 +65,7 @@ int main(int argc, char **argv)
 	const char *config = NULL;
 	int c;
 
+	tx_page_set((uint64_t)sysconf(_SC_PAGESIZE)); /* geom.h */
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': w->opt.check = 1; break;

@@ -47,11 +47,11 @@ int open_for_writing(int fd)
  * of a file mapping, faulted in or not)? */
 static int resident(uint64_t p)
 {
-	unsigned char v[TX_HUGE / TX_PAGE];
+	unsigned char v[TX_HUGE / ARCH_PAGE_MIN];
 
 	if (mincore((void *)(uintptr_t)p, TX_HUGE, v) < 0)
 		return 0;
-	for (size_t i = 0; i < sizeof(v); i++)
+	for (size_t i = 0; i < TX_HUGE / TX_PAGE; i++)
 		if (!(v[i] & 1))
 			return 0;
 	return 1;

@@ -8,7 +8,7 @@
 #include "tap.h"
 
 #define M2 TX_HUGE
-#define K4 TX_PAGE
+#define K4 ARCH_PAGE_SIZE /* the tests run at the default page: tx_page() */
 #define R PF_R
 #define RX (PF_R | PF_X)
 #define RW (PF_R | PF_W)

@@ -19,6 +19,8 @@
  * PMD maps 2 MiB (512 entries of 8 bytes in a page-table page: a PMD maps
  * page * page / 8 bytes, the same rule as arm64's). */
 #define ARCH_PAGE_SIZE 4096ULL
+#define ARCH_PAGE_MIN 4096ULL
+#define ARCH_PAGE_MAX 4096ULL
 #define ARCH_PMD_SIZE (2ULL << 20)
 #define ARCH_PMD_OF(page) ((page) * (page) / 8)
 /* arch_randomize_brk: the brk of a program starts up to 32 MiB past its
