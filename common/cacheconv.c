@@ -22,7 +22,9 @@ void cconv_close(struct cconv *c)
 {
 	if (c->pagemap_fd >= 0)
 		sys_close(c->pagemap_fd);
-	c->pagemap_fd = -2;
+	if (c->kpageflags_fd >= 0)
+		sys_close(c->kpageflags_fd);
+	c->pagemap_fd = c->kpageflags_fd = -2;
 }
 
 /* /proc/self/pagemap, opened once for every reader here: -1 when it
@@ -179,6 +181,64 @@ int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 {
 	cc_zero(hs, (b - a) / TX_HUGE);
 	return scan_pagemap(c, a, b, hs) == 0 ? 0 : scan_smaps(a, b, hs);
+}
+
+#define PM_PRESENT (1ULL << 63)
+#define PM_PFN_MASK ((1ULL << 55) - 1)
+#define KPF_COMPOUND_HEAD (1ULL << 15)
+#define KPF_COMPOUND_TAIL (1ULL << 16)
+
+/* Whether the n pages whose pagemap entries are e[] form one block: see
+ * cconv_blocks.  Returns 1, 0, or -1 when the frames cannot be read. */
+static int one_block(struct cconv *c, const uint64_t *e, uint64_t n)
+{
+	static uint64_t f[TX_HUGE / ARCH_PAGE_MIN];
+	uint64_t pfn = e[0] & PM_PFN_MASK;
+
+	if (!(e[0] & PM_PRESENT))
+		return 0;
+	if (!pfn)
+		return -1; /* frame numbers hidden: no CAP_SYS_ADMIN */
+	if (pfn & (n - 1))
+		return 0;
+	for (uint64_t i = 1; i < n; i++)
+		if (!(e[i] & PM_PRESENT) || (e[i] & PM_PFN_MASK) != pfn + i)
+			return 0;
+	if (sys_pread(c->kpageflags_fd, f, n * 8, pfn * 8) != (long)(n * 8))
+		return -1;
+	if (!(f[0] & (KPF_COMPOUND_HEAD | KPF_COMPOUND_TAIL)))
+		return 0;
+	for (uint64_t i = 1; i < n; i++)
+		if ((f[i] & (KPF_COMPOUND_HEAD | KPF_COMPOUND_TAIL)) != KPF_COMPOUND_TAIL)
+			return 0; /* a folio starts inside the block */
+	return 1;
+}
+
+int cconv_blocks(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
+{
+	static uint64_t e[TX_HUGE / ARCH_PAGE_MIN];
+	uint64_t n = TX_HUGE / TX_PAGE;
+
+	if (c->kpageflags_fd == -2)
+		c->kpageflags_fd = (int)sys_openat(TX_AT_FDCWD, "/proc/kpageflags", O_RDONLY | O_CLOEXEC, 0);
+	if (c->kpageflags_fd < 0) {
+		c->kpageflags_fd = -1;
+		return -1;
+	}
+	if (pagemap(c) < 0)
+		return -1;
+	for (uint64_t p = a; p < b; p += TX_HUGE) {
+		uint8_t *h = &hs[(p - a) / TX_HUGE];
+		if (*h)
+			continue;
+		if (sys_pread(c->pagemap_fd, e, n * 8, p / TX_PAGE * 8) != (long)(n * 8))
+			return -1;
+		int r = one_block(c, e, n);
+		if (r < 0)
+			return -1;
+		*h = r ? CC_BLOCK : 0;
+	}
+	return 0;
 }
 
 /* MADV_POPULATE_READ/WRITE (Linux 5.14), else a touch every page. */

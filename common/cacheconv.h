@@ -15,10 +15,11 @@ struct cconv {
 	int scan;                 /* PAGEMAP_SCAN (Linux 6.7): -1 not asked yet, 0 none, 1 there */
 	int collapse_unsupported; /* MADV_COLLAPSE said EINVAL (no CONFIG_READ_ONLY_THP_FOR_FS) */
 	int compat;               /* for tests: behave as an older kernel (CCONV_COMPAT_*) */
+	int kpageflags_fd;        /* /proc/kpageflags (root only): -2 not opened yet, -1 unavailable */
 };
 #define CCONV_COMPAT_5_10 1 /* no MADV_POPULATE_* (5.14), MADV_COLLAPSE (6.1) or PAGEMAP_SCAN (6.7) */
 #define CCONV_COMPAT_6_1 2  /* no PAGEMAP_SCAN */
-#define CCONV_INIT(compat_) { -2, -1, 0, (compat_) }
+#define CCONV_INIT(compat_) { -2, -1, 0, (compat_), -2 }
 
 /* The file and the mapping to convert. */
 /* The most 2 MiB pieces one range may hold (16 GiB): huge.c sizes its
@@ -58,6 +59,19 @@ void cconv_close(struct cconv *c);
  * per mapping, and a mapping's pieces count as huge only when the total
  * covers all of them.  Returns 0, or -1 when the kernel cannot tell. */
 int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs);
+/* What cconv_scan and cconv_blocks mark a piece with. */
+#define CC_PMD 1   /* mapped by a PMD (or hugetlb) */
+#define CC_BLOCK 2 /* a contiguous-PTE block: see cconv_blocks */
+/* Marks CC_BLOCK in hs[] (indexed from a, 2 MiB-aligned) each piece not
+ * marked yet that the kernel maps with contiguous PTEs where it can
+ * (arm64 with 16 or 64 KiB pages, geom_blocks): every page present, their
+ * frames consecutive from a 2 MiB-aligned one, all in one large folio.
+ * That is the condition of arm64's contpte_try_fold and contpte_set_ptes
+ * (Linux 6.9); the contiguous bit itself is not visible to user space.
+ * Read from /proc/self/pagemap's frame numbers and /proc/kpageflags'
+ * compound head and tail bits, which need CAP_SYS_ADMIN: returns 0, or -1
+ * when they cannot be read (then nothing is marked: "not measured"). */
+int cconv_blocks(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs);
 
 /* Faults in a mapping [a, b) like cconv_convert's and marks in hs[] the
  * 2 MiB pieces mapped by a PMD.  Telling: PAGEMAP_SCAN (6.7); else, for

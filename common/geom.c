@@ -77,12 +77,12 @@ uint64_t geom_hugetlb_flag(const struct geom *g)
 	return (uint64_t)__builtin_ctzll(g->pmd) << 26; /* log2 of a power of two, << MAP_HUGE_SHIFT */
 }
 
-char *geom_mthp_dir(const struct geom *g, char *buf, size_t n)
+char *geom_mthp_dir(uint64_t size, char *buf, size_t n)
 {
 	size_t k = 0;
 
 	tx_cat(buf, n, &k, "hugepages-");
-	tx_cat_u64(buf, n, &k, g->pmd >> 10);
+	tx_cat_u64(buf, n, &k, size >> 10);
 	tx_cat(buf, n, &k, "kB/");
 	return buf;
 }

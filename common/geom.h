@@ -58,9 +58,9 @@ int geom_blocks(const struct geom *g);
 /* The MAP_HUGE_* / MFD_HUGE_* bits asking hugetlbfs for PMD-sized pages:
  * log2(pmd) << 26. */
 uint64_t geom_hugetlb_flag(const struct geom *g);
-/* The PMD size's mTHP directory under transparent_hugepage/, such as
- * "hugepages-<PMD in kB>kB/", into buf[n]; returns buf. */
-char *geom_mthp_dir(const struct geom *g, char *buf, size_t n);
+/* The mTHP directory of a folio size under transparent_hugepage/, such as
+ * "hugepages-<size in kB>kB/", into buf[n]; returns buf. */
+char *geom_mthp_dir(uint64_t size, char *buf, size_t n);
 /* The transparent huge page sizes the kernel offers (Linux 6.8 and later:
  * a transparent_hugepage/hugepages-<N>kB/ directory per size; before, the
  * PMD size alone): bit k set for 2^k bytes.  Reads sysfs. */

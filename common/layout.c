@@ -54,21 +54,21 @@ int layout_unordered(const struct seg *s, unsigned n)
 	return 0;
 }
 
-uint64_t layout_dyn_bias(uint64_t region, uint64_t lo, uint64_t anchor, uint64_t mod)
+uint64_t layout_dyn_bias(uint64_t region, uint64_t lo, uint64_t anchor, uint64_t mod, uint64_t unit)
 {
 	uint64_t bias = region - lo;
 
-	return bias + ((mod - (anchor + bias)) & (TX_HUGE - 1));
+	return bias + ((mod - (anchor + bias)) & (unit - 1));
 }
 
 uint64_t layout_aligned_bias(uint64_t region, uint64_t lo, uint64_t anchor, uint64_t mod,
-			     uint64_t align, uint64_t first)
+			     uint64_t align, uint64_t first, uint64_t unit)
 {
 	uint64_t base = region - lo;
 	uint64_t want = (0 - tx_down(first, TX_PAGE)) & (align - 1); /* bias mod align */
 
-	if (align <= TX_HUGE) {
-		uint64_t b = layout_dyn_bias(region, lo, anchor, mod);
+	if (align <= unit) {
+		uint64_t b = layout_dyn_bias(region, lo, anchor, mod, unit);
 		if (((b - want) & (align - 1)) == 0)
 			return b;
 	}

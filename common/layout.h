@@ -41,22 +41,24 @@ unsigned layout_segs(const Elf64_Phdr *ph, unsigned phnum, uint64_t bias, uint64
 int layout_unordered(const struct seg *s, unsigned n);
 
 /* The load bias for an ET_DYN program placed inside a free region that
- * starts at `region` and is at least (hi - lo) + 2 MiB long: the smallest
- * bias >= region - lo with anchor + bias congruent to `mod` modulo 2 MiB.
- * For the zero-copy strategy the anchor is the text's p_vaddr and mod its
- * p_offset (page cache folios are aligned in the file); to start the text on
- * a 2 MiB boundary the anchor is its page and mod is 0. */
-uint64_t layout_dyn_bias(uint64_t region, uint64_t lo, uint64_t anchor, uint64_t mod);
+ * starts at `region` and is at least (hi - lo) + unit long: the smallest
+ * bias >= region - lo with anchor + bias congruent to `mod` modulo `unit`,
+ * the placement's alignment (a power of two: 2 MiB, or the PMD where a PMD
+ * is larger than a piece, geom_blocks).  For the zero-copy strategy the
+ * anchor is the text's p_vaddr and mod its p_offset (page cache folios are
+ * aligned in the file); to start the text on a unit boundary the anchor
+ * is its page and mod is 0. */
+uint64_t layout_dyn_bias(uint64_t region, uint64_t lo, uint64_t anchor, uint64_t mod, uint64_t unit);
 
 /* The load bias honouring the kernel's alignment rule as well: the bias
  * puts the first PT_LOAD's page (p_vaddr `first`) on a multiple of `align`
  * (a power of two, at least a page; load_elf_binary aligns load_bias to
- * maximum_alignment()).  When align <= 2 MiB and the 2 MiB congruence of
+ * maximum_alignment()).  When align <= unit and the congruence of
  * layout_dyn_bias agrees with it, that bias; else the smallest aligned bias
  * >= region - lo (the congruence is lost, and with it zero-copy huge pages).
- * The region must be (hi - lo) + max(align, 2 MiB) long. */
+ * The region must be (hi - lo) + max(align, unit) long. */
 uint64_t layout_aligned_bias(uint64_t region, uint64_t lo, uint64_t anchor, uint64_t mod,
-			     uint64_t align, uint64_t first);
+			     uint64_t align, uint64_t first, uint64_t unit);
 
 /* The index of the largest executable segment, or -1 if none. */
 int layout_main_text(const struct seg *s, unsigned n);

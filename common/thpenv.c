@@ -38,51 +38,56 @@ int thpenv_process_thp_off(void)
 
 #define THPENV_ASKED_THP 1u
 #define THPENV_ASKED_EXEC 2u
+#define THPENV_ASKED_BLOCK 4u
 
 void thpenv_init(struct thpenv *t, const struct geom *g)
 {
 	t->geom = g;
 	t->asked = 0;
 	t->thp_off = NULL;
+	t->block_off = NULL;
 	t->exec = EXEC_OK;
 	t->why[0] = '\0';
+	t->why_block[0] = '\0';
 }
 
-/* THP_SYSFS "hugepages-<PMD>kB/" FILE into p[n]. */
-static const char *pmd_file(const struct thpenv *t, const char *file, char *p, size_t n)
+/* THP_SYSFS "hugepages-<SIZE>kB/" FILE into p[n]. */
+static const char *size_file(uint64_t size, const char *file, char *p, size_t n)
 {
 	char dir[48];
 	size_t k = 0;
 
 	tx_cat(p, n, &k, THP_SYSFS);
-	tx_cat(p, n, &k, geom_mthp_dir(t->geom, dir, sizeof(dir)));
+	tx_cat(p, n, &k, geom_mthp_dir(size, dir, sizeof(dir)));
 	tx_cat(p, n, &k, file);
 	return p;
 }
 
-/* Why anonymous THP cannot give us PMD-sized pages, or NULL if it can.
- * Asked before anything is copied: a copy that cannot be huge is wasted
- * work.  Since Linux 6.8 (mTHP) each size has its own switch; "inherit"
- * defers to the top-level one, anything else overrides it (for "madvise"
- * our MADV_HUGEPAGE is enough). */
-static const char *thp_off(struct thpenv *t)
+/* Why anonymous THP cannot give us folios of size, or NULL if it can:
+ * the text in why[n] when it names the size.  Asked before anything is
+ * copied: a copy that cannot be huge is wasted work.  Since Linux 6.8
+ * (mTHP) each size has its own switch; "inherit" defers to the top-level
+ * one, anything else overrides it (for "madvise" our MADV_HUGEPAGE is
+ * enough).  Before 6.8 only the PMD size has one, the top-level switch. */
+static const char *size_off(uint64_t size, int pmd, char *why, size_t n)
 {
-	char p[128], size[24], dir[48];
+	char p[128], sz[24], dir[48];
 	size_t k = 0;
 
 	if (thpenv_process_thp_off())
 		return "thp: transparent huge pages are disabled for this process (prctl PR_SET_THP_DISABLE)";
-	if (sysfs_choice(pmd_file(t, "enabled", p, sizeof(p)), "never") == 1) {
-		tx_cat(t->why, sizeof(t->why), &k, "thp: transparent huge pages of ");
-		tx_cat(t->why, sizeof(t->why), &k, geom_size(t->geom->pmd, size, sizeof(size)));
-		tx_cat(t->why, sizeof(t->why), &k, " are disabled (transparent_hugepage/");
-		tx_cat(t->why, sizeof(t->why), &k, geom_mthp_dir(t->geom, dir, sizeof(dir)));
-		tx_cat(t->why, sizeof(t->why), &k, "enabled is never)");
-		return t->why;
+	int never = sysfs_choice(size_file(size, "enabled", p, sizeof(p)), "never");
+	if (never == 1 || (never < 0 && !pmd)) {
+		tx_cat(why, n, &k, "thp: transparent huge pages of ");
+		tx_cat(why, n, &k, geom_size(size, sz, sizeof(sz)));
+		tx_cat(why, n, &k, never == 1 ? " are disabled (transparent_hugepage/" : " need Linux 6.8 (transparent_hugepage/");
+		tx_cat(why, n, &k, geom_mthp_dir(size, dir, sizeof(dir)));
+		tx_cat(why, n, &k, never == 1 ? "enabled is never)" : ")");
+		return why;
 	}
 	if (sysfs_choice(p, "inherit") == 0)
 		return NULL; /* always or madvise */
-	int never = sysfs_choice(THP_SYSFS "enabled", "never");
+	never = sysfs_choice(THP_SYSFS "enabled", "never");
 	if (never < 0 && sys_faccessat(TX_AT_FDCWD, "/sys/kernel", 0) < 0)
 		return "thp: /sys is not mounted here (a chroot?): the THP settings cannot be read";
 	if (never < 0)
@@ -96,9 +101,18 @@ const char *thpenv_thp_off(struct thpenv *t)
 {
 	if (!(t->asked & THPENV_ASKED_THP)) {
 		t->asked |= THPENV_ASKED_THP;
-		t->thp_off = thp_off(t);
+		t->thp_off = size_off(t->geom->pmd, 1, t->why, sizeof(t->why));
 	}
 	return t->thp_off;
+}
+
+const char *thpenv_block_off(struct thpenv *t)
+{
+	if (!(t->asked & THPENV_ASKED_BLOCK)) {
+		t->asked |= THPENV_ASKED_BLOCK;
+		t->block_off = size_off(TX_HUGE, 0, t->why_block, sizeof(t->why_block));
+	}
+	return t->block_off;
 }
 
 /* Whether a copy can be made executable.  PR_SET_MDWE (Linux 6.3) refuses
@@ -135,7 +149,7 @@ enum exec_refusal thpenv_exec_refusal(struct thpenv *t)
 int thpenv_shmem_thp(const struct thpenv *t)
 {
 	char p[128];
-	int pmd_never = sysfs_choice(pmd_file(t, "shmem_enabled", p, sizeof(p)), "never");
+	int pmd_never = sysfs_choice(size_file(t->geom->pmd, "shmem_enabled", p, sizeof(p)), "never");
 	if (pmd_never == 1)
 		return 0;
 	if (pmd_never == 0 && sysfs_choice(p, "inherit") == 0)

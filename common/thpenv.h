@@ -18,14 +18,20 @@ struct thpenv {
 	const struct geom *geom; /* the PMD size names the per-size switches */
 	unsigned asked;          /* THPENV_ASKED_* */
 	const char *thp_off;
+	const char *block_off;
 	enum exec_refusal exec;
 	char why[192];           /* thp_off's text, when it names a size */
+	char why_block[192];     /* block_off's */
 };
 void thpenv_init(struct thpenv *t, const struct geom *g);
 
 /* Why anonymous THP cannot give PMD-sized pages (a note, "thp: ..."), or
  * NULL.  The text lives in t. */
 const char *thpenv_thp_off(struct thpenv *t);
+
+/* Why anonymous THP cannot give 2 MiB folios where a PMD is larger (the
+ * contiguous blocks of geom_blocks), or NULL.  The text lives in t. */
+const char *thpenv_block_off(struct thpenv *t);
 
 /* Whether this process may have no transparent huge pages at all, the
  * page cache's included (prctl PR_SET_THP_DISABLE without

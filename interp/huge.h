@@ -21,6 +21,9 @@
 struct huge_result {
 	uint64_t file, cache, thp, hugetlb; /* bytes on 2 MiB pages, by source */
 	uint64_t text_huge;          /* of those, bytes inside executable segments */
+	uint64_t text_blocks;        /* of text_huge, in contiguous blocks, measured (geom_blocks) */
+	uint64_t text_unmeasured;    /* of text_huge, in blocks that could not be measured */
+	uint64_t pmd;                /* the PMD size the pieces are on (0: not asked) */
 	uint64_t lazy;               /* bytes advised but left to fault on first touch */
 	unsigned nnotes;
 	const char *notes[HUGE_MAX_NOTES]; /* why something fell back, static strings */
@@ -42,6 +45,11 @@ struct huge_state {
 	int lock_gave_up;
 };
 void huge_state_init(struct huge_state *st, uint64_t pagesz);
+/* The alignment text is placed at for huge_apply: 2 MiB, or the PMD where
+ * a PMD is larger than a piece (geom_blocks: 32 MiB on 16 KiB pages), so
+ * that whole PMD pieces are aligned.  Reads the geometry on kernels whose
+ * base page is not the arch's default only. */
+uint64_t huge_unit(struct huge_state *st);
 
 struct huge_req {
 	struct huge_state *state;
@@ -66,7 +74,10 @@ struct huge_req {
 void huge_apply(const struct huge_req *r, struct huge_result *res);
 
 /* Appends "X of Y MiB text on 2 MiB pages (file a[, cache e], thp b[,
- * hugetlb c][, lazy d])" for text bytes of text and what hr placed. */
+ * hugetlb c][, lazy d])" for text bytes of text and what hr placed; where
+ * pieces are contiguous blocks (a PMD of 32 MiB, say), "X of Y MiB text on
+ * 32 MiB pages, Z in 2 MiB contiguous blocks[, U in 2 MiB blocks not
+ * measured] (...)". */
 void huge_msg(struct msg *m, uint64_t text, const struct huge_result *hr);
 
 /* Whether text in [lo, hi) is no longer the file's (cconv_changed): such

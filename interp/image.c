@@ -222,11 +222,11 @@ static unsigned text_anchor(struct image *im, int is_interp, enum strategy strat
 	return n;
 }
 
-/* The bias for the image in a region from the 2 MiB boundary `region`. */
+/* The bias for the image in a region from the `unit` boundary `region`. */
 static uint64_t bias_in(const struct image *im, uint64_t region, uint64_t anchor, uint64_t mod, uint64_t align,
-			int is_interp, enum strategy strategy)
+			int is_interp, enum strategy strategy, uint64_t unit)
 {
-	uint64_t bias = layout_aligned_bias(region, im->info.lo, anchor, mod, align, im->info.first_vaddr);
+	uint64_t bias = layout_aligned_bias(region, im->info.lo, anchor, mod, align, im->info.first_vaddr, unit);
 
 	if (!is_interp && strategy == ST_OFF && !aslr_off() && align < TX_HUGE) {
 		/* No huge pages wanted: a random base as granular as the
@@ -244,13 +244,13 @@ static uint64_t bias_in(const struct image *im, uint64_t region, uint64_t anchor
  * that no trim gives padding back (a mapping change at every start).
  * 0, or -1 when that range is taken. */
 static int place_low(struct image *im, uint64_t anchor, uint64_t mod, uint64_t align, enum strategy strategy,
-		     int round_out)
+		     int round_out, uint64_t unit)
 {
-	uint64_t hint = tx_up((uint64_t)sys_brk(0), TX_HUGE) + TX_HUGE;
+	uint64_t hint = tx_up((uint64_t)sys_brk(0), unit) + unit;
 
 	if (!aslr_off())
-		hint += (random_u64() & ((1ULL << 40) - 1)) & -TX_HUGE;
-	uint64_t bias = bias_in(im, hint, anchor, mod, align, 0, strategy);
+		hint += (random_u64() & ((1ULL << 40) - 1)) & -unit;
+	uint64_t bias = bias_in(im, hint, anchor, mod, align, 0, strategy, unit);
 	uint64_t lo = im->info.lo + bias, hi = im->info.hi + bias;
 	if (round_out)
 		lo = tx_down(lo, TX_HUGE), hi = tx_up(hi, TX_HUGE);
@@ -266,7 +266,8 @@ static int place_low(struct image *im, uint64_t anchor, uint64_t mod, uint64_t a
 
 /* Reserves the address range the image will live in (PROT_NONE), and sets
  * its bias.  Dies when a fixed-address program cannot have its addresses. */
-void image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out, int verbose)
+void image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out, uint64_t unit,
+		 int verbose)
 {
 	uint64_t span = im->info.hi - im->info.lo;
 	long r;
@@ -321,9 +322,9 @@ void image_place(struct image *im, int is_interp, enum strategy strategy, int ca
 	}
 	uint64_t anchor, mod;
 	unsigned n = text_anchor(im, is_interp, strategy, cached, &anchor, &mod);
-	if (is_interp || im->info.interp < 0 || place_low(im, anchor, mod, align, strategy, round_out) < 0) {
-		uint64_t unit = align > TX_HUGE ? align : TX_HUGE;
-		uint64_t size = span + unit + 2 * TX_HUGE;
+	if (is_interp || im->info.interp < 0 || place_low(im, anchor, mod, align, strategy, round_out, unit) < 0) {
+		uint64_t room = align > unit ? align : unit;
+		uint64_t size = span + room + 2 * TX_HUGE;
 		r = sys_mmap(0, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (r == -ENOMEM) {
 			place_exact(im, align);
@@ -332,7 +333,7 @@ void image_place(struct image *im, int is_interp, enum strategy strategy, int ca
 		}
 		if (r < 0)
 			die_errno(im->path, "cannot reserve address space", r);
-		im->bias = bias_in(im, tx_up((uint64_t)r, TX_HUGE), anchor, mod, align, is_interp, strategy);
+		im->bias = bias_in(im, tx_up((uint64_t)r, unit), anchor, mod, align, is_interp, strategy, unit);
 		im->res_lo = (uint64_t)r;
 		im->res_hi = (uint64_t)r + size;
 	}

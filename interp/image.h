@@ -71,13 +71,14 @@ void image_interp_path(const struct image *prog, struct image *interp);
  * path first unless image_interp_path did).  Messages name prog. */
 void image_open_interp(const struct image *prog, struct image *interp);
 /* Reserves the image's address range and sets its bias (the text anchored
- * for `strategy`: congruent to its file offset, or starting a 2 MiB page
+ * for `strategy`, modulo `unit` -- 2 MiB, or the PMD where that is larger,
+ * huge_unit: congruent to its file offset, or starting on a unit boundary
  * for a copy; with `cached`, congruent to its own p_vaddr, as the text
  * cache lays it out; a fixed-address image with 2 MiB of room for
  * --round-out when round_out); maps its segments; gives back what no
  * segment uses, keeping the rounded-out pieces of the text when
  * keep_outer. */
-void image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out,
+void image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out, uint64_t unit,
 		 int verbose);
 void image_map(struct image *im);
 void image_trim(struct image *im, int keep_outer);

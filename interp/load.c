@@ -61,7 +61,8 @@ static int load_images(struct exec *ex, int remap)
 
 	if (has_interp && !tight)
 		image_open_interp(prog, interp);
-	image_place(prog, 0, ex->opt.strategy, ex->cache_fd >= 0, remap && ex->opt.round_out, ex->opt.verbose);
+	image_place(prog, 0, ex->opt.strategy, ex->cache_fd >= 0, remap && ex->opt.round_out,
+		    remap ? huge_unit(&ex->huge) : TX_HUGE, ex->opt.verbose);
 	image_exec_prot(prog, 0, ex->aux[AT_HWCAP2]);
 	image_map(prog);
 	image_trim(prog, remap && ex->opt.round_out);
@@ -72,7 +73,7 @@ static int load_images(struct exec *ex, int remap)
 		image_open_interp(prog, interp);
 	}
 	if (has_interp) {
-		image_place(interp, 1, ex->opt.strategy, 0, 0, ex->opt.verbose);
+		image_place(interp, 1, ex->opt.strategy, 0, 0, TX_HUGE, ex->opt.verbose);
 		image_exec_prot(interp, 1, ex->aux[AT_HWCAP2]);
 		image_map(interp);
 		image_trim(interp, 0);
@@ -264,8 +265,11 @@ static void tell(const struct exec *ex)
 		if (ex->remap) {
 			huge_msg(&m, text, hr);
 			msg_str(&m, ", ");
+			char pg[24];
 			msg_mib(&m, text - huge);
-			msg_str(&m, " on 4 KiB, ");
+			msg_str(&m, " on ");
+			msg_str(&m, geom_size(TX_PAGE, pg, sizeof(pg)));
+			msg_str(&m, ", ");
 		} else if (ex->opt.strategy == ST_OFF) {
 			msg_str(&m, "loaded without remapping (--strategy=off), ");
 		} else {

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "blocks.h"
 #include "perfmap.h"
 #include "procfs.h"
 #include "program.h"
@@ -172,12 +173,23 @@ static int maxi(int a, int b)
 	return a > b ? a : b;
 }
 
-static void print_human(long pid, const char *comm, const char *exe, const struct smaps *s)
+/* Where pieces are contiguous blocks (blocks.h): "BLOCKS MiB" after
+ * "HUGE MiB", which then counts PMDs only; "-" where not measured. */
+static void blocks_cell(char *out, size_t n, const struct blocks *bl, size_t i, int total)
+{
+	if (bl->state != BLOCKS_MEASURED)
+		snprintf(out, n, "-");
+	else
+		mib(out, n, total ? bl->total_kb : bl->kb[i]);
+}
+
+static void print_human(long pid, const char *comm, const char *exe, const struct smaps *s, const struct blocks *bl)
 {
 	static const char *const hdr[3] = { "SIZE MiB", "HUGE MiB", "ALIGNED MiB" };
 	struct totals t = { 0 };
-	char buf[64];
-	int aw = (int)strlen("START"), w[3];
+	char buf[64], bc[32];
+	int aw = (int)strlen("START"), w[3], bw = (int)strlen("BLOCKS MiB");
+	int blk = bl->state != BLOCKS_NONE;
 
 	for (int k = 0; k < 3; k++)
 		w[k] = (int)strlen(hdr[k]);
@@ -202,8 +214,16 @@ static void print_human(long pid, const char *comm, const char *exe, const struc
 		putchar(' ');
 		put_text(exe, stdout);
 	}
-	printf("\n  %-*s %-*s PERM  %*s  %*s  %*s  MAPPING\n", aw, "START", aw, "END", w[0],
-	       hdr[0], w[1], hdr[1], w[2], hdr[2]);
+	if (blk) {
+		char pmd[24];
+		printf("\n  HUGE: on %s PMDs; BLOCKS: in 2 MiB contiguous blocks, not on PMDs", geom_size(bl->pmd, pmd, sizeof(pmd)));
+		if (bl->state == BLOCKS_UNMEASURED)
+			fputs(" (not measured: reading frame numbers takes root)", stdout);
+	}
+	printf("\n  %-*s %-*s PERM  %*s  %*s  ", aw, "START", aw, "END", w[0], hdr[0], w[1], hdr[1]);
+	if (blk)
+		printf("%*s  ", bw, "BLOCKS MiB");
+	printf("%*s  MAPPING\n", w[2], hdr[2]);
 	int any = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct smaps_map *m = &s->map[i];
@@ -216,8 +236,12 @@ static void print_human(long pid, const char *comm, const char *exe, const struc
 		mib(v[0], sizeof(v[0]), m->size_kb);
 		mib(v[1], sizeof(v[1]), smaps_huge_kb(m));
 		mib(v[2], sizeof(v[2]), smaps_aligned_kb(m->start, m->end));
-		printf("  %-*s %-*s %s  %*s  %*s  %*s  ", aw, a, aw, b, m->perms, w[0], v[0], w[1],
-		       v[1], w[2], v[2]);
+		printf("  %-*s %-*s %s  %*s  %*s  ", aw, a, aw, b, m->perms, w[0], v[0], w[1], v[1]);
+		if (blk) {
+			blocks_cell(bc, sizeof(bc), bl, i, 0);
+			printf("%*s  ", bw, bc);
+		}
+		printf("%*s  ", w[2], v[2]);
 		if (*m->path)
 			put_text(m->path, stdout);
 		else
@@ -231,10 +255,24 @@ static void print_human(long pid, const char *comm, const char *exe, const struc
 	char v[3][32];
 	for (int k = 0; k < 3; k++)
 		mib(v[k], sizeof(v[k]), tv[k]);
-	printf("  %-*s  %*s  %*s  %*s\n", 2 * aw + 6, "total", w[0], v[0], w[1], v[1], w[2], v[2]);
+	printf("  %-*s  %*s  %*s  ", 2 * aw + 6, "total", w[0], v[0], w[1], v[1]);
+	if (blk) {
+		blocks_cell(bc, sizeof(bc), bl, 0, 1);
+		printf("%*s  ", bw, bc);
+	}
+	printf("%*s\n", w[2], v[2]);
 }
 
-static void print_json(long pid, const char *comm, const char *exe, const struct smaps *s)
+/* ",\"blocks_kb\":N" (null: not measured) where pieces are blocks. */
+static void json_blocks(const struct blocks *bl, size_t i, int total)
+{
+	if (bl->state == BLOCKS_UNMEASURED)
+		fputs(",\"blocks_kb\":null", stdout);
+	else if (bl->state == BLOCKS_MEASURED)
+		printf(",\"blocks_kb\":%" PRIu64, total ? bl->total_kb : bl->kb[i]);
+}
+
+static void print_json(long pid, const char *comm, const char *exe, const struct smaps *s, const struct blocks *bl)
 {
 	struct totals t = { 0 };
 	const char *sep = "";
@@ -256,17 +294,21 @@ static void print_json(long pid, const char *comm, const char *exe, const struct
 		printf(",\"deleted\":%s,\"size_kb\":%" PRIu64 ",\"rss_kb\":%" PRIu64
 		       ",\"huge_kb\":%" PRIu64 ",\"file_pmd_kb\":%" PRIu64 ",\"shmem_pmd_kb\":%" PRIu64
 		       ",\"anon_huge_kb\":%" PRIu64 ",\"hugetlb_kb\":%" PRIu64
-		       ",\"aligned_kb\":%" PRIu64 ",\"cache\":%s}",
+		       ",\"aligned_kb\":%" PRIu64 ",\"cache\":%s",
 		       m->deleted ? "true" : "false", m->size_kb, m->rss_kb, smaps_huge_kb(m),
 		       m->file_pmd_kb, m->shmem_pmd_kb, m->anon_huge_kb, smaps_hugetlb_kb(m),
 		       smaps_aligned_kb(m->start, m->end), from_cache(m) ? "true" : "false");
+		json_blocks(bl, i, 0);
+		putchar('}');
 		sep = ",";
 	}
 	printf("],\"total\":{\"size_kb\":%" PRIu64 ",\"huge_kb\":%" PRIu64
 	       ",\"file_pmd_kb\":%" PRIu64 ",\"shmem_pmd_kb\":%" PRIu64 ",\"anon_huge_kb\":%" PRIu64
-	       ",\"hugetlb_kb\":%" PRIu64 ",\"aligned_kb\":%" PRIu64 ",\"cache_kb\":%" PRIu64 "}}\n",
+	       ",\"hugetlb_kb\":%" PRIu64 ",\"aligned_kb\":%" PRIu64 ",\"cache_kb\":%" PRIu64,
 	       t.size_kb, t.huge_kb, t.file_pmd_kb, t.shmem_pmd_kb, t.anon_huge_kb, t.hugetlb_kb,
 	       t.aligned_kb, t.cache_kb);
+	json_blocks(bl, 0, 1);
+	fputs("}}\n", stdout);
 }
 
 enum mode { M_HUMAN, M_JSON, M_PERF_MAP, M_CHECK };
@@ -320,13 +362,16 @@ static int report(long pid, enum mode mode, int first)
 	char *comm = read_comm(path);
 	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
 	char *exe = read_exe(path);
+	struct blocks bl;
+	blocks_measure(pid, &s, &bl);
 	if (mode == M_JSON) {
-		print_json(pid, comm ? comm : "", exe ? exe : "", &s);
+		print_json(pid, comm ? comm : "", exe ? exe : "", &s, &bl);
 	} else {
 		if (!first)
 			putchar('\n');
-		print_human(pid, comm ? comm : "", exe ? exe : "", &s);
+		print_human(pid, comm ? comm : "", exe ? exe : "", &s, &bl);
 	}
+	blocks_free(&bl);
 	free(comm);
 	free(exe);
 	smaps_free(&s);

@@ -89,7 +89,7 @@ PY
 	grep -qE ' (clear_page_erms|clear_page_rep|clear_page_orig)$' <<<"$output"
 }
 
-@test "arm64 6.1, 6.12 (ext4, XFS) and 6.12-16k: every check as directly; 2 MiB pages on 4 KiB kernels; BTI kept" {
+@test "arm64 6.1, 6.12 (ext4, XFS) and 6.12-16k: every check as directly; 2 MiB PMDs on 4 KiB, 32 MiB PMDs and 2 MiB blocks on 16 KiB; BTI kept" {
 	run --separate-stderr timeout 1500 "$ROOT/scripts/kernels" --json --kernels arm64-6.1,arm64-6.12,arm64-6.12-16k --runs 5
 	echo "$stderr" | tail -20
 	[ "$status" -eq 0 ]
@@ -135,17 +135,64 @@ for r in rows:
     # probes record the start, with what it placed.
     assert r["trace"].startswith("status 0, "), r
     assert '"outcome":"loaded"' in r["trace"], r
+    assert int(r["trace"].split('"huge_bytes":')[1].split()[0]) >= 60 << 20, r
+    def huge_units(v):
+        # "P of T MiB text on 32 MiB pages, B in 2 MiB contiguous blocks[,
+        # U in 2 MiB blocks not measured] (...)": P + B + U, and T.
+        head = v.split(" (")[0]
+        placed, text = (float(x) for x in head.split(" MiB")[0].split(" of "))
+        for part in head.split(", ")[1:]:
+            placed += float(part.split(" in ")[0])
+        return placed, text
     if not k.endswith("-16k"):
-        assert int(r["trace"].split('"huge_bytes":')[1].split()[0]) >= 60 << 20, r
-    if not k.endswith("-16k"):
-        placed, text = (float(x) for x in r["llvm"].split(" MiB")[0].split(" of "))
+        placed, text = huge_units(r["llvm"])
         assert text >= 20 and placed >= 0.9 * (text - 4.0), r
     if k.endswith("-16k"):
-        # Mapped by tiexec on 16 KiB pages, not placed yet: and says so.
-        for key in ("pie-auto", "static-auto", "binfmt", "user", "cache-pie"):
-            assert r[key].startswith("0.0 of "), (key, r)
-        assert r["pie-auto-why"] == "placement on 16 and 64 KiB pages is not built yet", r
-        assert r["bti-copied"].endswith("pad-huge-kb=0"), r
+        # 16 KiB pages: PMDs of 32 MiB, and 2 MiB contiguous blocks.
+        def fixture(v):
+            # tests/fixtures/arm64/blocks.c, from outside: "text-kb=T
+            # pmd-kb=P blocks-kb=B" (B counts the PMD pieces too).
+            f = dict(x.split("=") for x in v.split(" / ")[1].split())
+            return int(f["pmd-kb"]) >> 10, (int(f["blocks-kb"]) - int(f["pmd-kb"])) >> 10
+        # The 64 MiB PIE, placed on a 32 MiB boundary: all of its whole
+        # pieces on 32 MiB PMDs, by every route that copies.
+        for key in ("pie-auto", "pie-thp", "binfmt", "user", "cache-pie"):
+            assert r[key].startswith("64.0 of 64.0 MiB text on 32 MiB pages, 0.0 in 2 MiB contiguous blocks"), (key, r)
+        # tiexec-warm's entries (tmpfs huge=always: 32 MiB folios) serve
+        # both with no private copy: the PIE's pieces on PMDs, the static
+        # program's (its text is not congruent to the folios modulo 32 MiB)
+        # in 2 MiB blocks of PTE-mapped 32 MiB folios.
+        assert "64.0 of 64.0 MiB in 2 MiB pages" in r["warm"], r
+        assert "cache 64.0, thp 0.0" in r["cache-pie"] and int(r["cache-pie-anon-kb"]) < 4096, r
+        assert r["cache-static"].startswith("0.0 of 64.6 MiB text on 32 MiB pages, 64.0 in 2 MiB contiguous blocks (file 0.0, cache 64.0, thp 0.0)"), r
+        assert int(r["cache-static-anon-kb"]) < 4096, r
+        assert r["blocks-pie"].startswith("64.0 of 64.0 MiB text on 32 MiB pages"), r
+        assert fixture(r["blocks-pie"])[0] == 64, r
+        # The static program at its fixed address holds one whole 32 MiB
+        # piece.  With the kernel's defaults (no 2 MiB anonymous folios)
+        # that piece only, and why; with hugepages-2048kB "always" the
+        # rest in 2 MiB blocks, measured by tiexec and from outside alike.
+        assert r["static-auto"].startswith("32.0 of 64.6 MiB text on 32 MiB pages, 0.0 in 2 MiB"), r
+        assert r["blocks-default"].startswith("32.0 of 64.6 MiB text on 32 MiB pages, 0.0 in 2 MiB contiguous blocks"), r
+        assert fixture(r["blocks-default"]) == (32, 0), r
+        assert "hugepages-2048kB/enabled is never" in r["blocks-default-why"], r
+        assert r["blocks-static"].startswith("32.0 of 64.6 MiB text on 32 MiB pages, 32.0 in 2 MiB contiguous blocks ("), r
+        assert fixture(r["blocks-static"]) == (32, 32), r
+        # tiexec-stat: PMDs in huge_kb, blocks beside them in blocks_kb,
+        # which is null for uid 65534 (not measured, never guessed).
+        assert r["blocks-stat"].split() == ['"huge_kb":32768', '"blocks_kb":32768'], r
+        assert r["blocks-stat-user"].split() == ['"huge_kb":32768', '"blocks_kb":null'], r
+        # uid 65534 cannot read frame numbers: kept, and said unmeasured.
+        assert r["blocks-user"].startswith("32.0 of 64.6 MiB text on 32 MiB pages, 0.0 in 2 MiB contiguous blocks, 32.0 in 2 MiB blocks not measured ("), r
+        assert fixture(r["blocks-user"]) == (32, 32), r
+        # The 16 MiB library (no whole 32 MiB piece) and libLLVM, placed
+        # where ld.so put them (64 KiB-aligned), in 2 MiB blocks.
+        placed, text = huge_units(r["blocks-lib"])
+        assert text == 16.0 and placed >= 14.0, r
+        assert r["blocks-llvm"].endswith("llvm ok"), r
+        placed, text = huge_units(r["blocks-llvm"])
+        assert text >= 20 and placed >= 0.9 * (text - 4.0), r
+        assert int(r["bti-copied"].split("pad-huge-kb=")[1]) == 0, r
         continue
     assert int(r["bti-copied"].split("pad-huge-kb=")[1]) >= 2048, r
     for key in ("pie-auto", "pie-thp", "binfmt", "user", "cache-pie"):

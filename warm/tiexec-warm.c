@@ -65,7 +65,9 @@ int main(int argc, char **argv)
 	const char *config = NULL;
 	int c;
 
-	tx_page_set((uint64_t)sysconf(_SC_PAGESIZE)); /* geom.h */
+	struct geom g;
+	geom_read(&g, tx_page_set((uint64_t)sysconf(_SC_PAGESIZE))); /* geom.h */
+	w->blocks = geom_blocks(&g);
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': w->opt.check = 1; break;

@@ -88,8 +88,9 @@ static uint64_t entry_huge(struct warm *w, int fd, const struct elf *e, uint64_t
 		for (uint64_t v = lo; v < hi; v += TX_HUGE) {
 			uint8_t hs = 0;
 			*aligned += TX_HUGE;
-			if (map_piece(efd, slot, off[i] + (v - p->p_vaddr)) == 0)
-				cconv_fault(&w->cc, slot, slot + TX_HUGE, &hs, 0);
+			if (map_piece(efd, slot, off[i] + (v - p->p_vaddr)) == 0 &&
+			    cconv_fault(&w->cc, slot, slot + TX_HUGE, &hs, 0) == 0 && !hs && w->blocks)
+				cconv_blocks(&w->cc, slot, slot + TX_HUGE, &hs); /* a block of a larger folio */
 			huge += hs ? TX_HUGE : 0;
 		}
 	}

@@ -102,9 +102,10 @@ void do_target(struct warm *w, const struct target *t)
 	n = elf_spans(&e, (uint64_t)st.st_size, !lib, sp, &r.incongruent);
 	struct fs_info fi;
 	fs_folios(fd, &fi);
+	char pg[24];
 	if (fi.folios == FS_FOLIOS_NO)
-		snprintf(r.no_folios, sizeof(r.no_folios), "%s keeps 4 KiB folios in the page cache on Linux %u.%u",
-			 fi.name, fi.major, fi.minor);
+		snprintf(r.no_folios, sizeof(r.no_folios), "%s keeps %s folios in the page cache on Linux %u.%u",
+			 fi.name, geom_size(TX_PAGE, pg, sizeof(pg)), fi.major, fi.minor);
 	/* tiexec places a program congruent to its file, whatever its
 	 * p_vaddr: only a library's (placed by ld.so, 2 MiB-aligned) or a
 	 * file system without large folios needs the w->cache. */

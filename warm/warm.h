@@ -60,6 +60,7 @@ struct warm {
 	struct nofit *nofit;
 	size_t nnofit;
 	struct cconv cc;         /* the page cache's bookkeeping (cacheconv.c) */
+	int blocks;              /* pieces are contiguous blocks, not PMDs (geom_blocks) */
 	struct target *targets;  /* the files to look at */
 	size_t ntargets;
 	int status;              /* ST_*: the worst so far */

@@ -37,12 +37,13 @@ int main(void)
 		const struct gcase *c = &cases[i];
 		struct geom g = { c->page, c->pmd };
 
-		ok(!strcmp(geom_mthp_dir(&g, b, sizeof(b)), c->dir), "%s: mTHP directory %s", c->describe, b);
+		ok(!strcmp(geom_mthp_dir(g.pmd, b, sizeof(b)), c->dir), "%s: mTHP directory %s", c->describe, b);
 		ok(!strcmp(geom_describe(&g, b, sizeof(b)), c->describe), "described as '%s'", b);
 		ok(geom_hugetlb_flag(&g) == (uint64_t)c->shift << MAP_HUGE_SHIFT, "%s: MAP_HUGE_* is log2 << 26",
 		   c->describe);
 		ok(ARCH_PMD_OF(c->page) == c->pmd, "a PMD maps page * page / 8 bytes for %s", c->describe);
-		ok(geom_fits(&g) == (c->page == TX_PAGE && c->pmd == TX_HUGE), "fits this build: %d", geom_fits(&g));
+		ok(geom_fits(&g) == (c->page == TX_PAGE && !(c->pmd % TX_HUGE) && c->page < TX_HUGE), "fits this build: %d", geom_fits(&g));
+		ok(geom_blocks(&g) == (c->pmd > TX_HUGE), "%s: 2 MiB pieces are %s", c->describe, geom_blocks(&g) ? "contiguous blocks" : "PMDs");
 	}
 	struct geom two = { 4096, 2u << 20 };
 	ok(geom_hugetlb_flag(&two) == MAP_HUGE_2MB, "2 MiB gives the kernel's MAP_HUGE_2MB");
@@ -76,6 +77,26 @@ int main(void)
 	uint64_t sizes = geom_thp_sizes(&here);
 	ok(!sizes || (sizes & here.pmd), "this kernel's THP sizes include the PMD's (%#llx)", (unsigned long long)sizes);
 
+	/* The base page at run time (pagesize.c): an arch whose kernels choose
+	 * it takes AT_PAGESZ within its bounds, and with a 16 or 64 KiB page
+	 * its geometry fits, its 2 MiB pieces being contiguous blocks (the
+	 * 64 KiB decision, docs/reference.md "arm64"); an arch with one page
+	 * keeps it whatever it is told. */
+	ok(tx_page_set(3000) == TX_PAGE && tx_page_set(1u << 20) == TX_PAGE, "no power of two in bounds: unchanged");
+	for (size_t i = 1; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct gcase *c = &cases[i];
+		struct geom g = { c->page, c->pmd };
+		if (tx_page_set(c->page) != c->page) {
+			ok(ARCH_PAGE_MAX < c->page, "%s: not this arch's (pages up to %llu)", c->describe,
+			   (unsigned long long)ARCH_PAGE_MAX);
+			continue;
+		}
+		ok(TX_PAGE == c->page && geom_fits(&g) && geom_blocks(&g), "%s: placed, in 2 MiB contiguous blocks",
+		   c->describe);
+	}
+	tx_page_set(ARCH_PAGE_SIZE);
+	ok(TX_PAGE == ARCH_PAGE_SIZE, "back to the default page");
+
 	/* thpenv's answers are kept in its struct, asked once. */
 	struct thpenv t;
 	geom_read(&here, (uint64_t)page);
@@ -84,5 +105,7 @@ int main(void)
 	ok(thpenv_thp_off(&t) == off, "thp_off is asked once and kept: %s", off ? off : "(on)");
 	enum exec_refusal e = thpenv_exec_refusal(&t);
 	ok(thpenv_exec_refusal(&t) == e, "exec_refusal is asked once and kept: %d", (int)e);
+	const char *boff = thpenv_block_off(&t);
+	ok(thpenv_block_off(&t) == boff, "block_off is asked once and kept: %s", boff ? boff : "(on)");
 	return tap_done();
 }

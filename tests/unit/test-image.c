@@ -138,7 +138,7 @@ static void test_place(const char *prog)
 		ok(0, "headers of %s", prog);
 		return;
 	}
-	image_place(&im, 0, ST_AUTO, 0, 0, 0);
+	image_place(&im, 0, ST_AUTO, 0, 0, TX_HUGE, 0);
 	image_map(&im);
 	int all = 1, text = -1;
 	for (unsigned i = 0; i < im.nsegs; i++) {

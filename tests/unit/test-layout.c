@@ -173,7 +173,7 @@ static void test_dyn_bias(void)
 {
 	for (size_t i = 0; i < TAP_N(bias_cases); i++) {
 		const struct bias_case *c = &bias_cases[i];
-		uint64_t b = layout_dyn_bias(c->region, c->lo, c->anchor, c->mod);
+		uint64_t b = layout_dyn_bias(c->region, c->lo, c->anchor, c->mod, M2);
 		int pc = c->region % K4 == 0 && c->lo % K4 == 0 && c->anchor % K4 == c->mod % K4;
 		int good = bias_props(c->region, c->lo, c->anchor, c->mod, b, pc) &&
 			   (c->want == ~0ULL || b == c->want);
@@ -201,7 +201,7 @@ static void test_dyn_bias(void)
 		} else {
 			mod = rnd();
 		}
-		uint64_t b = layout_dyn_bias(region, lo, anchor, mod);
+		uint64_t b = layout_dyn_bias(region, lo, anchor, mod, M2);
 		if (!bias_props(region, lo, anchor, mod, b, pc)) {
 			if (bad++ < 5)
 				diag("  layout_dyn_bias(%#lx, %#lx, %#lx, %#lx) = %#lx", region, lo, anchor,
@@ -427,7 +427,7 @@ static void test_aligned_bias(void)
 	};
 	for (size_t i = 0; i < TAP_N(c); i++) {
 		uint64_t b = layout_aligned_bias(c[i].region, c[i].lo, c[i].anchor, c[i].mod, c[i].align,
-						 c[i].first);
+						 c[i].first, M2);
 		if (!ok(b == c[i].want, "layout_aligned_bias case %zu (align %#lx)", i, c[i].align))
 			diag("  got %#lx, want %#lx", b, c[i].want);
 	}
@@ -440,7 +440,7 @@ static void test_aligned_bias(void)
 		uint64_t region = ((rnd() % (TX_USER_TOP / 2)) & -K4) + lo;
 		uint64_t align = K4 << (rnd() % 20);
 		uint64_t anchor = lo + (rnd() % 0x1000000ULL), mod = rnd();
-		uint64_t b = layout_aligned_bias(region, lo, anchor, mod, align, first);
+		uint64_t b = layout_aligned_bias(region, lo, anchor, mod, align, first, M2);
 		uint64_t room = align > M2 ? align : M2;
 		if ((first + b) % align || b < region - lo || b - (region - lo) >= room)
 			bad++;
