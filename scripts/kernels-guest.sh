@@ -98,6 +98,14 @@ drop
 say lib-auto "$(lib_placed "$T/lib")"
 say lib-auto-why "$(grep "library" "$T/lib" | grep -v "$SUMMARY" | sed "s/^tiexec: '[^']*': library '[^']*': //" | head -1)"
 
+# musl (arm64): the same library stage through musl's dynamic linker, whose
+# hook is at the program's entry (AT_ENTRY), not a preinit array.
+if [ -x "$d/musl/mbl" ]; then
+	say musl-direct "$("$d/musl/mbl" loop 10 2>&1)"
+	"$d/tiexec" -v "$d/musl/mbl" loop 10 >"$T/musl.out" 2>"$T/musl"
+	say musl "$(lib_placed "$T/musl") $(cat "$T/musl.out")"
+fi
+
 # 3. tiexec-warm on the PIE, after its cache was dropped.
 drop
 "$d/tiexec-warm" "$d/big" >"$T/warm.out" 2>&1

@@ -136,6 +136,12 @@ for r in rows:
     assert r["trace"].startswith("status 0, "), r
     assert '"outcome":"loaded"' in r["trace"], r
     assert int(r["trace"].split('"huge_bytes":')[1].split()[0]) >= 60 << 20, r
+    # musl: the library stage through musl's dynamic linker (the hook at
+    # AT_ENTRY), its output as directly; on 4 KiB kernels its 16 MiB
+    # library on 2 MiB pages.
+    assert r["musl-direct"].startswith("sum ") and r["musl"].endswith(" " + r["musl-direct"]), r
+    if not k.endswith("-16k"):
+        assert mib(r["musl"]) >= 14.0, r
     def huge_units(v):
         # "P of T MiB text on 32 MiB pages, B in 2 MiB contiguous blocks[,
         # U in 2 MiB blocks not measured] (...)": P + B + U, and T.
