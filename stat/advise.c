@@ -67,8 +67,9 @@ static void way_file(int fd, const unsigned char *buf, const struct elf_facts *e
 	if (!huge) {
 		snprintf(w->why, sizeof(w->why), "its text is not congruent to its file offset modulo 2 MiB");
 	} else if (fi.folios == FS_FOLIOS_NO) {
-		snprintf(w->why, sizeof(w->why), "%s keeps 4 KiB folios in the page cache on Linux %u.%u", fi.name,
-			 fi.major, fi.minor);
+		char pg[24];
+		snprintf(w->why, sizeof(w->why), "%s keeps %s folios in the page cache on Linux %u.%u", fi.name,
+			 geom_size(TX_PAGE, pg, sizeof(pg)), fi.major, fi.minor);
 	} else {
 		w->huge = huge;
 		if (fi.folios == FS_FOLIOS_UNKNOWN)
@@ -123,8 +124,14 @@ static void way_copy(const struct geom *g, const struct elf_facts *ef, uint64_t 
 	thpenv_init(&t, g);
 	const char *off = thpenv_thp_off(&t);
 
-	if (off) {
+	/* Where pieces are contiguous blocks, a copy is whole only with
+	 * 2 MiB folios: without them it holds the whole PMD pieces alone,
+	 * which these facts do not count (said, and counted as none). */
+	const char *boff = geom_blocks(g) ? thpenv_block_off(&t) : NULL;
+	if (off && !(geom_blocks(g) && !boff)) {
 		snprintf(thp->why, sizeof(thp->why), "%s", off);
+	} else if (boff) {
+		snprintf(thp->why, sizeof(thp->why), "%s", boff);
 	} else {
 		thp->huge = thp->per_proc = ef->text_huge;
 	}
@@ -204,6 +211,14 @@ int advise_fd(int fd, const char *cache_dir, struct advice *a, char *why, size_t
 	a->thp_sizes = geom_thp_sizes(&a->geom);
 	way_copy(&a->geom, &ef, hugetlb_free(), &a->way[WAY_THP], &a->way[WAY_HUGETLB]);
 	close(fd);
+	if (geom_blocks(&a->geom)) {
+		/* As the loader (interp/huge.c): neither is built for
+		 * contiguous blocks yet. */
+		struct way *f = &a->way[WAY_FILE], *h = &a->way[WAY_HUGETLB];
+		f->huge = f->per_proc = f->once = h->huge = h->per_proc = h->once = 0;
+		snprintf(f->why, sizeof(f->why), "the page cache is not placed in contiguous blocks yet (16 and 64 KiB pages)");
+		snprintf(h->why, sizeof(h->why), "not built for 16 and 64 KiB pages yet");
+	}
 	if (!geom_fits(&a->geom))
 		geom_refuses(&a->geom, a);
 	a->auto_way = auto_way(a);

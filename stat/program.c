@@ -104,7 +104,7 @@ char *program_of(long pid, const char *cache_dir)
 	return exe;
 }
 
-uint64_t program_huge_kb(const struct smaps *s, const char *prog, const char *cache_dir)
+uint64_t program_huge_kb(const struct smaps *s, const char *prog, const char *cache_dir, const uint64_t *blocks_kb)
 {
 	char anon[PATH_MAX + 32], entry[PATH_MAX + TEXTCACHE_NAME_MAX] = "", name[TEXTCACHE_NAME_MAX];
 	struct statx st;
@@ -128,7 +128,7 @@ uint64_t program_huge_kb(const struct smaps *s, const char *prog, const char *ca
 			       (right >= 0 && !strcmp(s->map[right].path, prog));
 		}
 		if (ours)
-			kb += smaps_huge_kb(m);
+			kb += smaps_huge_kb(m) + (blocks_kb ? blocks_kb[i] : 0);
 	}
 	return kb;
 }

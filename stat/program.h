@@ -16,5 +16,6 @@ char *program_of(long pid, const char *cache_dir);
 
 /* kB of prog's own text on 2 MiB pages in the process whose smaps is s:
  * its file mappings, tiexec's copies of it ([anon:tiexec:PROG]) and its
- * text cache entry under cache_dir. */
-uint64_t program_huge_kb(const struct smaps *s, const char *prog, const char *cache_dir);
+ * text cache entry under cache_dir; with blocks_kb (per mapping of s, or
+ * NULL), its 2 MiB contiguous blocks beside the PMDs too (blocks.h). */
+uint64_t program_huge_kb(const struct smaps *s, const char *prog, const char *cache_dir, const uint64_t *blocks_kb);

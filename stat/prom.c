@@ -141,7 +141,7 @@ static void add_process(long pid, const char *cache_dir, struct totals *t)
 	}
 	char *prog = program_of(pid, cache_dir);
 	if (*prog)
-		add_program(t, prog, program_huge_kb(&s, prog, cache_dir));
+		add_program(t, prog, program_huge_kb(&s, prog, cache_dir, NULL));
 	else
 		free(prog);
 	smaps_free(&s);

@@ -350,10 +350,20 @@ static int report(long pid, enum mode mode, int first)
 		return ST_FAILED;
 	}
 	if (mode == M_CHECK) {
+		/* Where pieces are contiguous blocks, they count with the
+		 * PMDs, measured (blocks.h), or nothing is said. */
 		char *prog = program_of(pid, cache_dir);
-		int r = *prog ? check_running(pid, prog, program_huge_kb(&s, prog, cache_dir), cache_dir) : 1;
+		struct blocks bl;
+		blocks_measure(pid, &s, &bl);
+		int r = 1;
 		if (!*prog)
 			printf("%ld: cannot tell which program it runs\n", pid);
+		else if (bl.state == BLOCKS_UNMEASURED)
+			printf("%ld %s: cannot tell: its 2 MiB contiguous blocks are not measured (reading frame numbers takes root)\n",
+			       pid, prog);
+		else
+			r = check_running(pid, prog, program_huge_kb(&s, prog, cache_dir, bl.kb), cache_dir);
+		blocks_free(&bl);
 		free(prog);
 		smaps_free(&s);
 		return r ? ST_FAILED : ST_OK;

@@ -118,7 +118,8 @@ static uint64_t expected(const struct advice *a, const char **way, char *why, si
 	if (s == ST_FILE && !a->way[WAY_FILE].huge && a->way[WAY_CACHE].huge)
 		w = WAY_CACHE; /* file falls back on the cache, never on a copy */
 	if (w == WAY_N || !a->way[w].huge) {
-		const struct way *b = w == WAY_N ? &a->way[WAY_FILE] : &a->way[w];
+		/* auto ends on a copy: its why is the one to act on. */
+		const struct way *b = w != WAY_N ? &a->way[w] : a->way[WAY_THP].why[0] ? &a->way[WAY_THP] : &a->way[WAY_FILE];
 		snprintf(why, n, "%s: %s", strategy_name(s), b->why[0] ? b->why : "gives nothing here");
 		return 0;
 	}

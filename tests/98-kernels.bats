@@ -188,6 +188,13 @@ for r in rows:
         # which is null for uid 65534 (not measured, never guessed).
         assert r["blocks-stat"].split() == ['"huge_kb":32768', '"blocks_kb":32768'], r
         assert r["blocks-stat-user"].split() == ['"huge_kb":32768', '"blocks_kb":null'], r
+        # tiexec-stat --check of the stamped static program counts its
+        # blocks with its PMDs: short by the blocks the settings refuse,
+        # and why; all of it with them; as uid 65534, cannot tell.
+        assert r["check-default"].startswith("big-static-s: 32.0 of 64.0 MiB of its aligned text on 2 MiB pages: auto: thp: transparent huge pages of 2 MiB are disabled"), r
+        assert r["check-default"].endswith(", status 1"), r
+        assert r["check-static"] == "big-static-s: ok: 64.0 MiB of its text on 2 MiB pages, status 0", r
+        assert r["check-user"].startswith("big-static-s: cannot tell: its 2 MiB contiguous blocks are not measured") and r["check-user"].endswith(", status 1"), r
         # uid 65534 cannot read frame numbers: kept, and said unmeasured.
         assert r["blocks-user"].startswith("32.0 of 64.6 MiB text on 32 MiB pages, 0.0 in 2 MiB contiguous blocks, 32.0 in 2 MiB blocks not measured ("), r
         assert fixture(r["blocks-user"]) == (32, 32), r
