@@ -223,12 +223,18 @@ if [ -x "$d/blocks" ] && [ "$(cat /sys/kernel/mm/transparent_hugepage/hpage_pmd_
 		stop
 	}
 	check check-default
+	# --advise with those defaults: a copy holds the whole 32 MiB piece
+	# alone, and says why.
+	say advise-default "$("$d/tiexec-stat" --advise "$d/big-static" | sed -n 's/^  thp *//p' | tr -s ' ')"
 	echo always >$m
 	start "$d/tiexec" -v "$d/big-static"
 	say blocks-static "$(placed "$T/start.err") / $("$d/blocks" $pid)"
 	# tiexec-stat's totals: PMDs and blocks, as root and as uid 65534.
 	total() { sed -n 's/.*"total":{\(.*\)}}$/\1/p' | tr , '\n' | grep -e '^"huge_kb"' -e '^"blocks_kb"' | tr '\n' ' '; }
 	say blocks-stat "$("$d/tiexec-stat" --json $pid | total)"
+	# --prometheus: the copy's PMD and its blocks, by way.
+	prom() { grep -e '^tiexec_text_huge_bytes{way="copy"}' -e '^tiexec_text_blocks_bytes{way="copy"}' -e '^tiexec_processes_blocks_unmeasured' | tr '\n' ' '; }
+	say blocks-prom "$("$d/tiexec-stat" --prometheus | prom)"
 	stop
 	check check-static
 	check check-user /usr/local/bin/setpriv --reuid=65534 --regid=65534 --clear-groups
@@ -238,6 +244,7 @@ if [ -x "$d/blocks" ] && [ "$(cat /sys/kernel/mm/transparent_hugepage/hpage_pmd_
 	start /usr/local/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$d/tiexec" -v "$d/big-static"
 	say blocks-user "$(placed "$T/start.err") / $("$d/blocks" $pid)"
 	say blocks-stat-user "$(/usr/local/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$d/tiexec-stat" --json $pid | total)"
+	say blocks-prom-user "$(/usr/local/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$d/tiexec-stat" --prometheus 2>/dev/null | prom)"
 	stop
 	"$d/tiexec" -v "$d/bl" loop 10 >/dev/null 2>"$T/lib"
 	say blocks-lib "$(lib_placed "$T/lib")"

@@ -91,11 +91,29 @@ static void text_add(struct elf_facts *f, uint64_t v, uint64_t filesz, uint64_t 
 	layout_pieces(v, filesz, &lo, &hi);
 	layout_pieces_touched(v, v + filesz, &rlo, &rhi);
 	f->text += filesz;
+	if (f->nxseg < ELF_XSEG) {
+		f->xseg[f->nxseg].vaddr = v;
+		f->xseg[f->nxseg].filesz = filesz;
+	}
+	f->nxseg++;
 	if (hi > lo)
 		f->text_huge += hi - lo;
 	f->text_round += rhi - rlo;
 	if (!layout_congruent(v, off))
 		f->text_incongruent = 1;
+}
+
+uint64_t text_in_pieces(const struct elf_facts *f, uint64_t unit)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < f->nxseg && i < ELF_XSEG; i++) {
+		uint64_t v = f->xseg[i].vaddr, end = v + f->xseg[i].filesz;
+		uint64_t a = tx_up(v, unit), b = tx_down(end, unit);
+		if (a >= v && b > a)
+			sum += b - a;
+	}
+	return sum;
 }
 
 /* DF_1_PIE and DT_SONAME from the dynamic segment ph. */

@@ -23,6 +23,11 @@ struct elf_facts {
 	uint64_t text_huge;          /* ... of them in whole 2 MiB-aligned pieces */
 	uint64_t text_round;         /* the 2 MiB pieces they touch (--round-out) */
 	int text_incongruent;        /* one's p_offset differs from p_vaddr mod 2 MiB */
+	/* The first ELF_XSEG of them, for counting pieces of another size
+	 * (a PMD larger than 2 MiB: text_in_pieces); nxseg counts them all. */
+#define ELF_XSEG 8
+	struct { uint64_t vaddr, filesz; } xseg[ELF_XSEG];
+	unsigned nxseg;
 	uint64_t seg_end;            /* the largest p_offset + p_filesz */
 	int debug_only;              /* an executable PT_LOAD with no file bytes:
 				      * objcopy --only-keep-debug's output */
@@ -49,6 +54,11 @@ struct elf_facts {
  * cannot read.  Decides nothing else: see stamp_refusal. */
 int elf_facts_read(const unsigned char *buf, size_t len, struct elf_facts *f, char *why,
 		   size_t whylen);
+
+/* Bytes of f's executable segments in whole unit-aligned pieces (unit a
+ * power of two), by address, as the loader places text on a PMD larger
+ * than 2 MiB.  Segments past the first ELF_XSEG are not counted. */
+uint64_t text_in_pieces(const struct elf_facts *f, uint64_t unit);
 
 /* What a file with debug_only set is, for messages. */
 #define ELF_DEBUG_ONLY "a separate debug file (objcopy --only-keep-debug): its text is not in it"

@@ -111,6 +111,7 @@ static void geom_refuses(const struct geom *g, struct advice *a)
 
 	for (int k = 0; k < WAY_N; k++) {
 		a->way[k].huge = a->way[k].per_proc = a->way[k].once = 0;
+		a->way[k].partial = 0;
 		snprintf(a->way[k].why, sizeof(a->way[k].why), "this kernel has %s; this build places text for %s",
 			 geom_describe(g, have, sizeof(have)), geom_describe(&build, want, sizeof(want)));
 	}
@@ -125,13 +126,15 @@ static void way_copy(const struct geom *g, const struct elf_facts *ef, uint64_t 
 	const char *off = thpenv_thp_off(&t);
 
 	/* Where pieces are contiguous blocks, a copy is whole only with
-	 * 2 MiB folios: without them it holds the whole PMD pieces alone,
-	 * which these facts do not count (said, and counted as none). */
+	 * 2 MiB folios: without them it holds the whole PMD pieces alone
+	 * (interp/huge.c, copy_pmds), the program placed on a PMD boundary. */
 	const char *boff = geom_blocks(g) ? thpenv_block_off(&t) : NULL;
 	if (off && !(geom_blocks(g) && !boff)) {
 		snprintf(thp->why, sizeof(thp->why), "%s", off);
 	} else if (boff) {
 		snprintf(thp->why, sizeof(thp->why), "%s", boff);
+		thp->huge = thp->per_proc = text_in_pieces(ef, g->pmd);
+		thp->partial = thp->huge > 0;
 	} else {
 		thp->huge = thp->per_proc = ef->text_huge;
 	}

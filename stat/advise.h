@@ -17,6 +17,7 @@ struct way {
 	uint64_t per_proc;   /* memory of each process's own */
 	uint64_t once;       /* memory once for the machine (a cache entry) */
 	char why[200];       /* why it gives nothing, or a remark; "" if none */
+	int partial;         /* it gives less than the aligned text, for why's reason */
 };
 
 struct advice {

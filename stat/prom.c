@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "advise.h"
+#include "blocks.h"
+#include "geom.h"
 #include "json.h"
 #include "mark.h"
 #include "perfmap.h"
@@ -34,6 +36,11 @@ struct program {
 
 struct totals {
 	uint64_t procs, file_kb, cache_kb, copy_kb, small_kb;
+	/* Where a PMD is larger than the 2 MiB piece (blocks.h): text in
+	 * 2 MiB contiguous blocks, not on PMDs, by way; processes whose
+	 * blocks could not be measured (not root). */
+	int blocks;
+	uint64_t blocks_file_kb, blocks_cache_kb, blocks_copy_kb, blocks_unmeasured;
 	uint64_t unreadable; /* processes whose smaps one may not read */
 	struct program *prog;
 	size_t nprog;
@@ -98,6 +105,32 @@ static void add_program(struct totals *t, char *prog, uint64_t huge_kb)
 	p->short_procs += huge_kb < p->aligned_kb;
 }
 
+/* One process's text in contiguous blocks (b, measured for its smaps s)
+ * into p by way, taken out of what it has on base pages: a mapping of the
+ * cache, anonymous text (a copy), or a file's page cache. */
+static void add_blocks(const struct smaps *s, const struct blocks *b, const char *cache_dir, struct totals *p)
+{
+	size_t n = strlen(cache_dir);
+
+	p->blocks = b->state != BLOCKS_NONE;
+	p->blocks_unmeasured += b->state == BLOCKS_UNMEASURED;
+	if (b->state != BLOCKS_MEASURED)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct smaps_map *m = &s->map[i];
+		uint64_t kb = b->kb[i];
+		if (!kb)
+			continue;
+		if (n && !strncmp(m->path, cache_dir, n) && m->path[n] == '/')
+			p->blocks_cache_kb += kb;
+		else if (m->path[0] != '/')
+			p->blocks_copy_kb += kb;
+		else
+			p->blocks_file_kb += kb;
+		p->small_kb -= kb < p->small_kb ? kb : p->small_kb;
+	}
+}
+
 /* One process: counted when it runs through tiexec, its executable
  * mappings' text by how it is on 2 MiB pages, and its program's own. */
 static void add_process(long pid, const char *cache_dir, struct totals *t)
@@ -139,17 +172,36 @@ static void add_process(long pid, const char *cache_dir, struct totals *t)
 		smaps_free(&s);
 		return;
 	}
+	struct blocks bl;
+	blocks_measure(pid, &s, &bl);
+	add_blocks(&s, &bl, cache_dir, &p);
 	char *prog = program_of(pid, cache_dir);
 	if (*prog)
-		add_program(t, prog, program_huge_kb(&s, prog, cache_dir, NULL));
+		add_program(t, prog, program_huge_kb(&s, prog, cache_dir, bl.kb));
 	else
 		free(prog);
+	blocks_free(&bl);
 	smaps_free(&s);
+	t->blocks |= p.blocks;
+	t->blocks_file_kb += p.blocks_file_kb;
+	t->blocks_cache_kb += p.blocks_cache_kb;
+	t->blocks_copy_kb += p.blocks_copy_kb;
+	t->blocks_unmeasured += p.blocks_unmeasured;
 	t->procs += p.procs;
 	t->file_kb += p.file_kb;
 	t->cache_kb += p.cache_kb;
 	t->copy_kb += p.copy_kb;
 	t->small_kb += p.small_kb;
+}
+
+/* Whether this kernel's PMD is larger than the 2 MiB piece, so that text
+ * can lie in contiguous blocks (blocks.h). */
+static int blocks_geometry(void)
+{
+	struct geom g;
+
+	geom_read(&g, TX_PAGE);
+	return geom_blocks(&g);
 }
 
 /* A label value: \ " and newline escaped, as the text format asks. */
@@ -306,7 +358,18 @@ int prom_write(FILE *f, const struct prom_sources *src, uint64_t *unreadable)
 	fprintf(f, "tiexec_text_huge_bytes{way=\"file\"} %" PRIu64 "\n", t.file_kb * 1024);
 	fprintf(f, "tiexec_text_huge_bytes{way=\"cache\"} %" PRIu64 "\n", t.cache_kb * 1024);
 	fprintf(f, "tiexec_text_huge_bytes{way=\"copy\"} %" PRIu64 "\n", t.copy_kb * 1024);
-	head(f, "tiexec_text_small_bytes", "gauge", "Executable text of those processes left on 4 KiB pages, summed over them.");
+	if (t.blocks || blocks_geometry()) {
+		head(f, "tiexec_text_blocks_bytes", "gauge",
+		     "Executable text of those processes in 2 MiB contiguous blocks, not on PMDs (a PMD larger than 2 MiB: arm64 with 16 or 64 KiB pages), summed over them, by way; measured from pagemap and kpageflags.");
+		fprintf(f, "tiexec_text_blocks_bytes{way=\"file\"} %" PRIu64 "\n", t.blocks_file_kb * 1024);
+		fprintf(f, "tiexec_text_blocks_bytes{way=\"cache\"} %" PRIu64 "\n", t.blocks_cache_kb * 1024);
+		fprintf(f, "tiexec_text_blocks_bytes{way=\"copy\"} %" PRIu64 "\n", t.blocks_copy_kb * 1024);
+		head(f, "tiexec_processes_blocks_unmeasured", "gauge",
+		     "Processes whose contiguous blocks could not be measured (reading frame numbers takes root): their blocks count as base pages.");
+		fprintf(f, "tiexec_processes_blocks_unmeasured %" PRIu64 "\n", t.blocks_unmeasured);
+	}
+	head(f, "tiexec_text_small_bytes", "gauge",
+	     "Executable text of those processes left on base pages (not on PMDs nor, where measured, in contiguous blocks), summed over them.");
 	fprintf(f, "tiexec_text_small_bytes %" PRIu64 "\n", t.small_kb * 1024);
 	head(f, "tiexec_processes_unreadable", "gauge",
 	     "Processes whose /proc/PID/smaps could not be read (tiexec-stat not run as root): left out of every count.");

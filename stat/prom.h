@@ -4,7 +4,11 @@
  *   tiexec_processes                      processes running through tiexec
  *   tiexec_text_huge_bytes{way}           their text on 2 MiB pages: file,
  *                                         cache, copy (summed over them)
- *   tiexec_text_small_bytes               their text left on 4 KiB pages
+ *   tiexec_text_blocks_bytes{way},        where a PMD is larger than 2 MiB
+ *   tiexec_processes_blocks_unmeasured    (arm64, 16 or 64 KiB pages): their
+ *                                         text in 2 MiB contiguous blocks,
+ *                                         as root; processes not measured
+ *   tiexec_text_small_bytes               their text left on base pages
  *   tiexec_processes_unreadable           processes one may not read
  *   tiexec_program_processes{program}, tiexec_program_text_aligned_bytes,
  *   tiexec_program_text_huge_min_bytes, tiexec_program_processes_short

@@ -40,7 +40,7 @@ int advise_print(const char *prog, const char *cache_dir)
 		fprintf(stderr, "tiexec-stat: '%s': %s\n", prog, why);
 		return 1;
 	}
-	char piece[24];
+	char piece[24], unit[24];
 	printf("%s: %.1f MiB of text, %.1f MiB in whole %s pieces (%.1f MiB of pieces with --round-out); %s%s\n",
 	       prog, MIB(a.text), MIB(a.aligned), geom_size(TX_HUGE, piece, sizeof(piece)), MIB(a.rounded),
 	       a.stamped ? "stamped: " : "not stamped",
@@ -58,9 +58,12 @@ int advise_print(const char *prog, const char *cache_dir)
 		else
 			snprintf(mem, sizeof(mem), "%.1f MiB %s per process", MIB(w->per_proc),
 				 k == WAY_THP ? "anonymous" : "of the pool");
-		printf("  %-8s %10.1f  %-34s %s\n", advice_way_name(k), MIB(w->huge), mem, w->why);
+		char only[48] = "";
+		if (w->partial)
+			snprintf(only, sizeof(only), "only whole %s pieces: ", geom_size(a.geom.pmd, unit, sizeof(unit)));
+		printf("  %-8s %10.1f  %-34s %s%s\n", advice_way_name(k), MIB(w->huge), mem, only, w->why);
 	}
-	char base[40], unit[24];
+	char base[40];
 	snprintf(base, sizeof(base), "%s pages", geom_size(a.geom.page, unit, sizeof(unit)));
 	printf("  auto: %s", a.auto_way == WAY_N ? base : advice_way_name(a.auto_way));
 	if (a.rounded > a.aligned)
@@ -90,7 +93,8 @@ static const char *rule_missing(void)
 }
 
 /* "what it gets" from the advice: the bytes the stamp's strategy would put
- * on 2 MiB pages, and the way; why it gets nothing into why. */
+ * on 2 MiB pages, and the way; where it gets nothing, or only part of its
+ * aligned text (*way then ""), why into why. */
 static uint64_t expected(const struct advice *a, const char **way, char *why, size_t n)
 {
 	int s = a->strategy < 0 ? ST_AUTO : a->strategy;
@@ -117,11 +121,13 @@ static uint64_t expected(const struct advice *a, const char **way, char *why, si
 	}
 	if (s == ST_FILE && !a->way[WAY_FILE].huge && a->way[WAY_CACHE].huge)
 		w = WAY_CACHE; /* file falls back on the cache, never on a copy */
-	if (w == WAY_N || !a->way[w].huge) {
-		/* auto ends on a copy: its why is the one to act on. */
+	if (w == WAY_N || !a->way[w].huge || a->way[w].partial) {
+		/* auto ends on a copy: its why is the one to act on.  A way
+		 * that gives part of the text (whole PMD pieces alone) is
+		 * short of it for that reason: what it gives, and no way. */
 		const struct way *b = w != WAY_N ? &a->way[w] : a->way[WAY_THP].why[0] ? &a->way[WAY_THP] : &a->way[WAY_FILE];
 		snprintf(why, n, "%s: %s", strategy_name(s), b->why[0] ? b->why : "gives nothing here");
-		return 0;
+		return w != WAY_N ? a->way[w].huge : 0;
 	}
 	*way = advice_way_name(w);
 	return a->way[w].huge;
@@ -150,6 +156,11 @@ int check_prog(const char *prog, const char *cache_dir)
 		printf("%s: would run on 4 KiB pages: %s\n", prog, why);
 		return 1;
 	}
+	if (!*way) {
+		printf("%s: only %.1f of %.1f MiB of its aligned text would be on huge pages: %s\n", prog, MIB(huge),
+		       MIB(a.aligned), why);
+		return 1;
+	}
 	printf("%s: ok: %.1f of %.1f MiB of its text would be on 2 MiB pages (%s)\n", prog, MIB(huge), MIB(a.text), way);
 	return 0;
 }
@@ -170,8 +181,8 @@ int check_running(long pid, const char *prog, uint64_t huge_kb, const char *cach
 		return 1;
 	}
 	uint64_t want = expected(&a, &way, why, sizeof(why));
-	if (!want)
-		want = a.aligned; /* what it asked for: say why it gets nothing */
+	if (!*way)
+		want = a.aligned; /* what it asked for: say why it gets less */
 	if (huge_kb * 1024 < want) {
 		printf("%ld %s: %.1f of %.1f MiB of its aligned text on 2 MiB pages%s%s\n", pid, prog,
 		       (double)huge_kb / 1024, MIB(want), why[0] && !*way ? ": " : "", why[0] && !*way ? why : "");

@@ -370,6 +370,32 @@ static void test_image(void)
 	free(re);
 }
 
+/* Text in whole pieces of another size (a PMD of 32 MiB on arm64 with
+ * 16 KiB pages; 512 MiB with 64 KiB pages), by address. */
+static void test_pieces(void)
+{
+	struct elf_facts f;
+	const uint64_t M = 1 << 20;
+
+	memset(&f, 0, sizeof(f));
+	f.xseg[0].vaddr = 0x400000; /* 4 MiB .. 68.6 MiB: one whole 32 MiB piece */
+	f.xseg[0].filesz = 64 * M + 600 * 1024;
+	f.nxseg = 1;
+	ok(text_in_pieces(&f, 32 * M) == 32 * M, "static program at 4 MiB: one whole 32 MiB piece");
+	ok(text_in_pieces(&f, 512 * M) == 0, "  no whole 512 MiB piece");
+	f.xseg[0].vaddr = 0;
+	ok(text_in_pieces(&f, 32 * M) == 64 * M, "a PIE from 0: two");
+	f.xseg[1].vaddr = 96 * M;
+	f.xseg[1].filesz = 32 * M - 1;
+	f.nxseg = 2;
+	ok(text_in_pieces(&f, 32 * M) == 64 * M, "  a second segment one byte short of a piece adds none");
+	f.xseg[1].vaddr = UINT64_MAX - 31 * M; /* wraps: counted as none */
+	f.xseg[1].filesz = 64 * M;
+	ok(text_in_pieces(&f, 32 * M) == 64 * M, "  a segment that wraps adds none");
+	f.nxseg = ELF_XSEG + 3;
+	ok(text_in_pieces(&f, 32 * M) == 64 * M, "  segments past ELF_XSEG are not read");
+}
+
 int main(void)
 {
 	test_policy();
@@ -377,5 +403,6 @@ int main(void)
 	test_format();
 	test_layout();
 	test_image();
+	test_pieces();
 	return tap_done();
 }
