@@ -92,6 +92,12 @@ static const char *rule_missing(void)
 	return enabled ? NULL : "the binfmt_misc rule is disabled";
 }
 
+/* "4 KiB": the kernel's base page, as the advice read it. */
+static const char *base_pages(const struct advice *a, char *out, size_t n)
+{
+	return geom_size(a->geom.page, out, n);
+}
+
 /* "what it gets" from the advice: the bytes the stamp's strategy would put
  * on 2 MiB pages, and the way; where it gets nothing, or only part of its
  * aligned text (*way then ""), why into why. */
@@ -136,7 +142,7 @@ static uint64_t expected(const struct advice *a, const char **way, char *why, si
 int check_prog(const char *prog, const char *cache_dir)
 {
 	struct advice a;
-	char why[300];
+	char why[300], base[24];
 	const char *way, *rule;
 
 	if (advise(prog, cache_dir, &a, why, sizeof(why)) != 0) {
@@ -144,16 +150,17 @@ int check_prog(const char *prog, const char *cache_dir)
 		return 1;
 	}
 	if (!a.stamped) {
-		printf("%s: not stamped: it runs on 4 KiB pages (a package upgrade replaced it? tiexec-keep sync)\n", prog);
+		printf("%s: not stamped: it runs on %s pages (a package upgrade replaced it? tiexec-keep sync)\n", prog,
+		       base_pages(&a, base, sizeof(base)));
 		return 1;
 	}
 	if ((rule = rule_missing())) {
-		printf("%s: stamped, but %s: it runs on 4 KiB pages\n", prog, rule);
+		printf("%s: stamped, but %s: it runs on %s pages\n", prog, rule, base_pages(&a, base, sizeof(base)));
 		return 1;
 	}
 	uint64_t huge = expected(&a, &way, why, sizeof(why));
 	if (!huge) {
-		printf("%s: would run on 4 KiB pages: %s\n", prog, why);
+		printf("%s: would run on %s pages: %s\n", prog, base_pages(&a, base, sizeof(base)), why);
 		return 1;
 	}
 	if (!*way) {
@@ -168,7 +175,7 @@ int check_prog(const char *prog, const char *cache_dir)
 int check_running(long pid, const char *prog, uint64_t huge_kb, const char *cache_dir)
 {
 	struct advice a;
-	char why[300];
+	char why[300], base[24];
 	const char *way;
 
 	if (advise(prog, cache_dir, &a, why, sizeof(why)) != 0) {
@@ -176,8 +183,8 @@ int check_running(long pid, const char *prog, uint64_t huge_kb, const char *cach
 		return 1;
 	}
 	if (!a.stamped) {
-		printf("%ld %s: not stamped: its text is on 4 KiB pages unless run through tiexec (a package upgrade replaced it? tiexec-keep sync)\n",
-		       pid, prog);
+		printf("%ld %s: not stamped: its text is on %s pages unless run through tiexec (a package upgrade replaced it? tiexec-keep sync)\n",
+		       pid, prog, base_pages(&a, base, sizeof(base)));
 		return 1;
 	}
 	uint64_t want = expected(&a, &way, why, sizeof(why));
