@@ -15,13 +15,18 @@
 #include "procfs.h"
 #include "textcache.h"
 
+int path_in_cache(const char *path, const char *cache_dir)
+{
+	size_t n = strlen(cache_dir);
+
+	return n && !strncmp(path, cache_dir, n) && path[n] == '/';
+}
+
 /* The file mapped at addr in the process (its maps text), malloc'ed, or
  * NULL: a file, not the loader and not a text cache entry -- tiexec's copy
  * of the program's text is named after the program it copies. */
 static char *file_at(const char *maps, uint64_t addr, const char *cache_dir)
 {
-	size_t n = strlen(cache_dir);
-
 	for (const char *l = maps; *l;) {
 		const char *eol = strchr(l, '\n');
 		size_t len = eol ? (size_t)(eol - l) : strlen(l);
@@ -30,7 +35,7 @@ static char *file_at(const char *maps, uint64_t addr, const char *cache_dir)
 			char *p = strndup(m.path, m.path_len), *r = NULL;
 			if (p && !strncmp(p, "[anon:tiexec:", 13) && p[strlen(p) - 1] == ']')
 				r = strndup(p + 13, strlen(p) - 14);
-			else if (p && p[0] == '/' && !(n && !strncmp(p, cache_dir, n) && p[n] == '/') && !exe_is_loader(p))
+			else if (p && p[0] == '/' && !path_in_cache(p, cache_dir) && !exe_is_loader(p))
 				r = strdup(p);
 			free(p);
 			return r;

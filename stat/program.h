@@ -14,6 +14,9 @@
  * programs.  malloc'ed; "" if unknown. */
 char *program_of(long pid, const char *cache_dir);
 
+/* Whether path names a file under the text cache at cache_dir ("": none). */
+int path_in_cache(const char *path, const char *cache_dir);
+
 /* kB of prog's own text on 2 MiB pages in the process whose smaps is s:
  * its file mappings, tiexec's copies of it ([anon:tiexec:PROG]) and its
  * text cache entry under cache_dir; with blocks_kb (per mapping of s, or

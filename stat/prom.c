@@ -39,7 +39,6 @@ struct totals {
 	/* Where a PMD is larger than the 2 MiB piece (blocks.h): text in
 	 * 2 MiB contiguous blocks, not on PMDs, by way; processes whose
 	 * blocks could not be measured (not root). */
-	int blocks;
 	uint64_t blocks_file_kb, blocks_cache_kb, blocks_copy_kb, blocks_unmeasured;
 	uint64_t unreadable; /* processes whose smaps one may not read */
 	struct program *prog;
@@ -110,9 +109,6 @@ static void add_program(struct totals *t, char *prog, uint64_t huge_kb)
  * cache, anonymous text (a copy), or a file's page cache. */
 static void add_blocks(const struct smaps *s, const struct blocks *b, const char *cache_dir, struct totals *p)
 {
-	size_t n = strlen(cache_dir);
-
-	p->blocks = b->state != BLOCKS_NONE;
 	p->blocks_unmeasured += b->state == BLOCKS_UNMEASURED;
 	if (b->state != BLOCKS_MEASURED)
 		return;
@@ -121,7 +117,7 @@ static void add_blocks(const struct smaps *s, const struct blocks *b, const char
 		uint64_t kb = b->kb[i];
 		if (!kb)
 			continue;
-		if (n && !strncmp(m->path, cache_dir, n) && m->path[n] == '/')
+		if (path_in_cache(m->path, cache_dir))
 			p->blocks_cache_kb += kb;
 		else if (m->path[0] != '/')
 			p->blocks_copy_kb += kb;
@@ -136,7 +132,7 @@ static void add_blocks(const struct smaps *s, const struct blocks *b, const char
 static void add_process(long pid, const char *cache_dir, struct totals *t)
 {
 	char path[64], *text, *exe;
-	size_t len, n = strlen(cache_dir);
+	size_t len;
 	struct smaps s;
 
 	snprintf(path, sizeof(path), "/proc/%ld/smaps", pid);
@@ -156,7 +152,7 @@ static void add_process(long pid, const char *cache_dir, struct totals *t)
 		const struct smaps_map *m = &s.map[i];
 		if (!smaps_is_exec(m) || starts(m->path, "[vdso]") || starts(m->path, "[vsyscall]"))
 			continue;
-		int cache = n && !strncmp(m->path, cache_dir, n) && m->path[n] == '/';
+		int cache = path_in_cache(m->path, cache_dir);
 		long left, right;
 		pm_neighbours(&s, i, &left, &right);
 		/* A copy: named by tiexec (CONFIG_ANON_VMA_NAME), or anonymous
@@ -182,7 +178,6 @@ static void add_process(long pid, const char *cache_dir, struct totals *t)
 		free(prog);
 	blocks_free(&bl);
 	smaps_free(&s);
-	t->blocks |= p.blocks;
 	t->blocks_file_kb += p.blocks_file_kb;
 	t->blocks_cache_kb += p.blocks_cache_kb;
 	t->blocks_copy_kb += p.blocks_copy_kb;
@@ -358,7 +353,7 @@ int prom_write(FILE *f, const struct prom_sources *src, uint64_t *unreadable)
 	fprintf(f, "tiexec_text_huge_bytes{way=\"file\"} %" PRIu64 "\n", t.file_kb * 1024);
 	fprintf(f, "tiexec_text_huge_bytes{way=\"cache\"} %" PRIu64 "\n", t.cache_kb * 1024);
 	fprintf(f, "tiexec_text_huge_bytes{way=\"copy\"} %" PRIu64 "\n", t.copy_kb * 1024);
-	if (t.blocks || blocks_geometry()) {
+	if (blocks_geometry()) {
 		head(f, "tiexec_text_blocks_bytes", "gauge",
 		     "Executable text of those processes in 2 MiB contiguous blocks, not on PMDs (a PMD larger than 2 MiB: arm64 with 16 or 64 KiB pages), summed over them, by way; measured from pagemap and kpageflags.");
 		fprintf(f, "tiexec_text_blocks_bytes{way=\"file\"} %" PRIu64 "\n", t.blocks_file_kb * 1024);

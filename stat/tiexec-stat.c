@@ -34,9 +34,7 @@ static const char *cache_dir = TEXTCACHE_DIR;
 
 static int from_cache(const struct smaps_map *m)
 {
-	size_t n = strlen(cache_dir);
-
-	return *cache_dir && !strncmp(m->path, cache_dir, n) && m->path[n] == '/';
+	return path_in_cache(m->path, cache_dir);
 }
 
 #ifndef TIEXEC_VERSION
