@@ -1,5 +1,22 @@
 # Shared by scripts/test, scripts/compat, scripts/demo, scripts/bench, scripts/fuzz,
-# scripts/package and scripts/peers.
+# scripts/package, scripts/peers, scripts/cross, scripts/kernels and scripts/image.
+
+# A script that set -e ends names the command that failed and its status,
+# with the functions it was in: without this, a pipeline that failed with
+# 141 ends a script with no word (tests/unit/pipes.sh).  errtrace (-E)
+# carries the trap into functions; subshells and command substitutions say
+# nothing themselves (a failure there that counts fails the command that
+# holds them, which is named), so a `$(cmd) || fallback` stays quiet.
+tx_failed() {
+	local st=$1 cmd=$2 i where=
+	[ "$BASH_SUBSHELL" -eq 0 ] || return 0
+	for ((i = 1; i < ${#FUNCNAME[@]}; i++)); do
+		case ${FUNCNAME[$i]} in main | source) ;; *) where+=" in ${FUNCNAME[$i]}()" ;; esac
+	done
+	echo "${0##*/}: line ${BASH_LINENO[0]}$where: '$cmd' failed with status $st" >&2
+}
+set -E
+trap 'tx_failed $? "$BASH_COMMAND"' ERR
 
 # The package of python's own test suite for Debian's python3 (the one
 # scripts/compat runs, /usr/bin/python3, not a python3 earlier on PATH):
@@ -8,7 +25,7 @@
 python_testsuite_package() {
 	local v
 	v=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) ||
-		v=$(apt-cache depends python3 2>/dev/null | sed -n 's/^ *Depends: python\(3\.[0-9]*\)$/\1/p' | head -1) || true
+		v=$(apt-cache depends python3 2>/dev/null | sed -n 's/^ *Depends: python\(3\.[0-9]*\)$/\1/p' | sed -n 1p) || true
 	echo "libpython${v:-3.11}-testsuite"
 }
 
@@ -46,7 +63,7 @@ PACKAGE_PACKAGES=(dpkg-dev debhelper fakeroot lintian rpm file scdoc clang bpfto
 ensure_packages() {
 	local missing=()
 	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'ok installed' >/dev/null || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
@@ -127,6 +144,15 @@ private_apt() {
 	date >"$w/updated"
 }
 
+# apt_version PKG SUITE: the version of PKG that SUITE has, after
+# private_apt.  awk reads all of madison's lines: a reader that stopped at
+# the first match would kill apt-cache with SIGPIPE on some machines, and
+# pipefail would fail the pipeline (tests/unit/pipes.sh).
+apt_version() {
+	apt-cache "${APT_OPTS[@]}" madison "$1" |
+		awk -v s="$2" '!v && ($0 ~ "/debian " s "/" || $0 ~ " " s "/main") { v = $3 } END { print v }'
+}
+
 # apt_unpack DIR SUITE PKG...: each PKG as SUITE has it, unpacked into DIR
 # (no dependencies, no scripts run); after private_apt.
 apt_unpack() {
@@ -135,7 +161,7 @@ apt_unpack() {
 	tmp=$(mktemp -d)
 	mkdir -p "$root"
 	for p in "$@"; do
-		v=$(apt-cache "${APT_OPTS[@]}" madison "$p" | awk -v s="$suite" '$0 ~ "/debian " s "/" || $0 ~ " " s "/main" { print $3; exit }')
+		v=$(apt_version "$p" "$suite")
 		[ -n "$v" ] || { echo "no package $p in $suite" >&2; rm -rf "$tmp"; return 1; }
 		(cd "$tmp" && apt-get "${APT_OPTS[@]}" download "$p=$v" >/dev/null 2>&1) ||
 			{ echo "could not fetch $p=$v" >&2; rm -rf "$tmp"; return 1; }
