@@ -4,9 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at S (of at most N bytes), 0 if none:
- * no overlong form, no surrogate, nothing past U+10FFFF. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t utf8_len(const unsigned char *s, size_t n)
 {
 	uint32_t c;
 	size_t len;

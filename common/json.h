@@ -10,6 +10,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* Length of the valid UTF-8 sequence at S (of at most N bytes), 0 if none:
+ * no overlong form, no surrogate, nothing past U+10FFFF.  (Prometheus'
+ * label values use it too.) */
+size_t utf8_len(const unsigned char *s, size_t n);
+
 /* The body of a JSON string for LEN bytes at S (no quotes), into OUT,
  * which must hold json_escape_max(LEN) bytes; the length written (then a
  * NUL). */

@@ -3,6 +3,7 @@
 #include "perfmap.h"
 
 #include "layout.h"
+#include "procfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -168,7 +169,7 @@ static void free_syms(struct pm_syms *o)
 /* The file as the process maps it: /proc/PID/map_files/ names the very file
  * even when it was deleted or replaced since (open needs
  * CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN); else the path as the process
- * sees it (/proc/PID/root: its mount namespace), if it is still the same
+ * sees it, opened as its owner could (procfs.h), if it is still the same
  * inode. */
 static int open_source(long pid, const struct smaps_map *m)
 {
@@ -177,11 +178,9 @@ static int open_source(long pid, const struct smaps_map *m)
 	int fd;
 
 	snprintf(p, sizeof(p), "/proc/%ld/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && !m->deleted) {
-		snprintf(p, sizeof(p), "/proc/%ld/root%s", pid, m->path);
-		fd = open(p, O_RDONLY | O_CLOEXEC);
-	}
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 && !m->deleted)
+		fd = proc_open_as_owner(pid, m->path);
 	if (fd >= 0 && (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != m->inode)) {
 		close(fd);
 		fd = -1;
@@ -263,8 +262,11 @@ static int has_symtab(Elf *e)
 
 /* A stripped file's full symbol table is in the debug packages (Debian's
  * -dbgsym, Fedora's -debuginfo), found by the file's build ID at
- * /usr/lib/debug/.build-id/XX/REST.debug, as perf and gdb look for it; in
- * the process's mount namespace.  Returns an fd, or -1. */
+ * /usr/lib/debug/.build-id/XX/REST.debug, as perf and gdb look for it, in
+ * the process's root and mount namespace, which its owner may control: so
+ * opened as its owner could, without leaving its root, following a magic
+ * link or blocking on a FIFO, and only a regular file (procfs.h).
+ * Returns an fd, or -1. */
 static int open_debug(long pid, Elf *e)
 {
 	Elf_Scn *scn = NULL;
@@ -282,11 +284,11 @@ static int open_debug(long pid, Elf *e)
 				continue;
 			const unsigned char *id = (const unsigned char *)d->d_buf + doff;
 			char p[256];
-			int n = snprintf(p, sizeof(p), "/proc/%ld/root/usr/lib/debug/.build-id/%02x/", pid, id[0]);
+			int n = snprintf(p, sizeof(p), "/usr/lib/debug/.build-id/%02x/", id[0]);
 			for (size_t k = 1; k < nh.n_descsz; k++)
 				n += snprintf(p + n, sizeof(p) - (size_t)n, "%02x", id[k]);
 			snprintf(p + n, sizeof(p) - (size_t)n, ".debug");
-			return open(p, O_RDONLY | O_CLOEXEC);
+			return proc_open_as_owner(pid, p);
 		}
 	}
 	return -1;

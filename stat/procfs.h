@@ -1,4 +1,6 @@
-/* /proc files for tiexec-stat: read whole, or a link's target. */
+/* /proc files for tiexec-stat: read whole, or a link's target; which
+ * processes run tiexec's loader; a process's files opened as its owner
+ * could open them. */
 #pragma once
 
 #include <stddef.h>
@@ -11,7 +13,37 @@ int read_all(const char *path, char **bufp, size_t *lenp);
  * read. */
 char *read_exe(const char *path);
 
-/* Whether a process's exe link (read_exe) names tiexec's loader: an
- * ordinary user's process without the opt-in, whose program tiexec could
- * not put there. */
-int exe_is_loader(const char *exe);
+/* The loaders whose processes run through tiexec, known by their files:
+ * the installed one (TIEXEC_LOADER_PATH), the build tree's beside this
+ * tool (build/interp/tiexec for build/stat/tiexec-stat), and the one the
+ * caller names (TIEXEC_LOADER, or NULL).  A process runs through tiexec
+ * when its exe is one of these files (the same device and inode): a
+ * program a user merely named "tiexec" does not. */
+#define LOADERS_MAX 3
+struct loaders {
+	size_t n;
+	struct loader_file {
+		unsigned long dev, ino;
+		char path[4096];
+	} f[LOADERS_MAX];
+};
+void loaders_find(struct loaders *l, const char *named);
+
+/* Whether process pid's exe is one of l's files.  A loader replaced since
+ * the process started (a package upgrade) still counts: its exe link then
+ * reads "PATH (deleted)" for one of l's paths, and the file is root's and
+ * has no name left. */
+int proc_runs_loader(long pid, const struct loaders *l);
+
+/* Whether the mapping of device maj:min, inode ino (a maps line) is one of
+ * l's files. */
+int loaders_map(const struct loaders *l, unsigned maj, unsigned min, unsigned long ino);
+
+/* Opens path (absolute, as process pid sees it) for reading, as that
+ * process's owner could: resolved inside the process's root directory
+ * (an absolute symbolic link there stays there, no /proc magic link is
+ * followed), with the caller's file-system identity lowered to the
+ * owner's uid and gid and no supplementary group (when the caller is root
+ * and the owner is not), without blocking on a FIFO, and only a regular
+ * file.  A descriptor, or -1 with errno (EINVAL: not a regular file). */
+int proc_open_as_owner(long pid, const char *path);

@@ -4,11 +4,13 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "mapsline.h"
 #include "perfmap.h"
@@ -22,35 +24,51 @@ int path_in_cache(const char *path, const char *cache_dir)
 	return n && !strncmp(path, cache_dir, n) && path[n] == '/';
 }
 
-/* The file mapped at addr in the process (its maps text), malloc'ed, or
- * NULL: a file, not the loader and not a text cache entry -- tiexec's copy
- * of the program's text is named after the program it copies. */
-static char *file_at(const char *maps, uint64_t addr, const char *cache_dir)
+/* The file mapping at addr in the process (maps, its text): its path
+ * (malloc'ed) and, into *fd, the file itself, opened through the kernel's
+ * map_files link (the very file, whatever its path names now; root), or
+ * else by its path as the process's owner could, and checked to be the
+ * mapped inode.  NULL when no file is mapped there, or it is a loader's or
+ * a text cache entry.  Only what the kernel says: which file is mapped
+ * where, never a name the process wrote (an [anon:...] name, its
+ * environment). */
+static char *file_at(long pid, const char *maps, uint64_t addr, const char *cache_dir, const struct loaders *ld,
+		     int *fd)
 {
 	for (const char *l = maps; *l;) {
 		const char *eol = strchr(l, '\n');
 		size_t len = eol ? (size_t)(eol - l) : strlen(l);
 		struct maps_line m;
-		if (maps_line(l, len, &m) && m.path_len && addr >= m.lo && addr < m.hi) {
-			char *p = strndup(m.path, m.path_len), *r = NULL;
-			if (p && !strncmp(p, "[anon:tiexec:", 13) && p[strlen(p) - 1] == ']')
-				r = strndup(p + 13, strlen(p) - 14);
-			else if (p && p[0] == '/' && !path_in_cache(p, cache_dir) && !exe_is_loader(p))
-				r = strdup(p);
-			free(p);
-			return r;
+		if (maps_line(l, len, &m) && addr >= m.lo && addr < m.hi) {
+			if (!m.path_len || m.path[0] != '/' || maps_line_deleted(&m) || loaders_map(ld, m.maj, m.min, m.ino))
+				return NULL;
+			char *p = strndup(m.path, m.path_len), lnk[96];
+			if (!p || path_in_cache(p, cache_dir)) {
+				free(p);
+				return NULL;
+			}
+			snprintf(lnk, sizeof(lnk), "/proc/%ld/map_files/%" PRIx64 "-%" PRIx64, pid, m.lo, m.hi);
+			*fd = open(lnk, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+			if (*fd < 0)
+				*fd = proc_open_as_owner(pid, p);
+			struct stat st;
+			if (*fd >= 0 && (fstat(*fd, &st) != 0 || (uint64_t)st.st_ino != m.ino)) {
+				close(*fd);
+				*fd = -1;
+			}
+			return p;
 		}
 		l += len + (eol != NULL);
 	}
 	return NULL;
 }
 
-/* The program, from the process's aux vector: the file mapped where its
- * entry point (AT_ENTRY) or its program headers (AT_PHDR) are.  tiexec
- * gives the program the aux vector of a direct exec, and nothing the
- * program does to its argv or environment (a process title) or a fork
- * changes it.  malloc'ed, or NULL. */
-static char *program_from_auxv(long pid, const char *cache_dir)
+/* The program of a process that runs the loader, from its aux vector: the
+ * file mapped where its entry point (AT_ENTRY) or its program headers
+ * (AT_PHDR) are.  tiexec gives the program the aux vector of a direct
+ * exec, and nothing the program does to its argv or environment (a
+ * process title) or a fork changes it.  malloc'ed, or NULL. */
+static char *program_from_auxv(long pid, const char *cache_dir, const struct loaders *ld, int *fd)
 {
 	char path[64], *aux, *maps, *r = NULL;
 	size_t alen, mlen;
@@ -73,50 +91,35 @@ static char *program_from_auxv(long pid, const char *cache_dir)
 	if (read_all(path, &maps, &mlen) != 0)
 		return NULL;
 	if (entry)
-		r = file_at(maps, entry, cache_dir);
+		r = file_at(pid, maps, entry, cache_dir, ld, fd);
 	if (!r && phdr)
-		r = file_at(maps, phdr, cache_dir);
+		r = file_at(pid, maps, phdr, cache_dir, ld, fd);
 	free(maps);
 	return r;
 }
 
-char *program_of(long pid, const char *cache_dir)
+char *program_of(long pid, const char *cache_dir, const struct loaders *ld, int *fd)
 {
-	char path[64], *exe, *env, *aux;
-	size_t len;
+	char path[64];
 
+	*fd = -1;
 	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
-	exe = read_exe(path);
-	if (!exe_is_loader(exe))
-		return exe;
-	if ((aux = program_from_auxv(pid, cache_dir))) {
-		free(exe);
-		return aux;
+	if (!proc_runs_loader(pid, ld)) {
+		*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		return read_exe(path);
 	}
-	snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
-	if (read_all(path, &env, &len) != 0)
-		return exe;
-	/* TIEXEC_EXE=PID:/absolute/path, for this PID (a child's is stale). */
-	char want[32];
-	int wn = snprintf(want, sizeof(want), "TIEXEC_EXE=%ld:", pid);
-	for (size_t i = 0; i < len; i += strlen(env + i) + 1)
-		if (!strncmp(env + i, want, (size_t)wn)) {
-			free(exe);
-			exe = strdup(env + i + wn);
-			break;
-		}
-	free(env);
-	return exe;
+	char *p = program_from_auxv(pid, cache_dir, ld, fd);
+	return p ? p : strdup("");
 }
 
-uint64_t program_huge_kb(const struct smaps *s, const char *prog, const char *cache_dir, const uint64_t *blocks_kb)
+uint64_t program_huge_kb(const struct smaps *s, const char *prog, int fd, const char *cache_dir, const uint64_t *blocks_kb)
 {
 	char anon[PATH_MAX + 32], entry[PATH_MAX + TEXTCACHE_NAME_MAX] = "", name[TEXTCACHE_NAME_MAX];
 	struct statx st;
 	uint64_t kb = 0;
 
 	snprintf(anon, sizeof(anon), "[anon:tiexec:%s]", prog);
-	if (*cache_dir && statx(AT_FDCWD, prog, 0, STATX_BASIC_STATS, &st) == 0 &&
+	if (*cache_dir && fd >= 0 && statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) == 0 &&
 	    textcache_name(&st, name, sizeof(name)))
 		snprintf(entry, sizeof(entry), "%s/%s", cache_dir, name);
 	for (size_t i = 0; i < s->n; i++) {

@@ -4,21 +4,26 @@
 
 #include <stdint.h>
 
+#include "procfs.h"
 #include "smaps.h"
 
-/* The program a process runs: /proc/PID/exe, unless that names tiexec (an
- * ordinary user's process without the opt-in); then the file its aux
- * vector's entry point lies in; then the TIEXEC_EXE hint tiexec left in its
- * environment (gone from a forked child's, or overwritten by a process
- * title).  Entries of the text cache at cache_dir ("": none) are not
- * programs.  malloc'ed; "" if unknown. */
-char *program_of(long pid, const char *cache_dir);
+/* The program a process runs, as the kernel says it: /proc/PID/exe, unless
+ * that is one of the loaders ld (an ordinary user's process without the
+ * opt-in); then the file mapped where its aux vector's entry point lies
+ * (the kernel's copy, /proc/PID/auxv, which tiexec sets for the program
+ * and a fork inherits).  Never a string the process wrote: not its
+ * environment, not a name it gave its memory.  Entries of the text cache
+ * at cache_dir ("": none) and the loaders' files are not programs.
+ * malloc'ed; "" if unknown.  *fd: the program's file, read-only, opened
+ * through the kernel's link to it (or by its path as the process's owner
+ * could open it), or -1. */
+char *program_of(long pid, const char *cache_dir, const struct loaders *ld, int *fd);
 
 /* Whether path names a file under the text cache at cache_dir ("": none). */
 int path_in_cache(const char *path, const char *cache_dir);
 
 /* kB of prog's own text on 2 MiB pages in the process whose smaps is s:
  * its file mappings, tiexec's copies of it ([anon:tiexec:PROG]) and its
- * text cache entry under cache_dir; with blocks_kb (per mapping of s, or
+ * text cache entry under cache_dir (found from its file fd); with blocks_kb (per mapping of s, or
  * NULL), its 2 MiB contiguous blocks beside the PMDs too (blocks.h). */
-uint64_t program_huge_kb(const struct smaps *s, const char *prog, const char *cache_dir, const uint64_t *blocks_kb);
+uint64_t program_huge_kb(const struct smaps *s, const char *prog, int fd, const char *cache_dir, const uint64_t *blocks_kb);

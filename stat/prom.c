@@ -66,21 +66,22 @@ static int exe_stamped(long pid)
 	       (b[TIEXEC_MARK_PHOFF + 6] & (TIEXEC_MARK_FLAG >> 16));
 }
 
-/* kB of the whole 2 MiB pieces of the program's text at path (what
- * --advise calls aligned); 0 if it cannot be read.  Opened without
- * following a symbolic link or blocking on a FIFO put at that path. */
-static uint64_t aligned_kb_of(const char *path)
+/* kB of the whole 2 MiB pieces of the program's text in its file fd
+ * (what --advise calls aligned); 0 if it cannot be read.  fd is the file
+ * program_of opened through the kernel's link to it: no path a process
+ * named is opened here. */
+static uint64_t aligned_kb_of(int fd)
 {
 	struct advice a;
 	char why[256];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
 
+	fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
 	return fd >= 0 && advise_fd(fd, "", &a, why, sizeof(why)) == 0 ? a.aligned >> 10 : 0;
 }
 
 /* The process of prog (malloc'ed, taken) with huge_kb of its own text on
- * 2 MiB pages, into its program's line. */
-static void add_program(struct totals *t, char *prog, uint64_t huge_kb)
+ * 2 MiB pages, into its program's line (fd: its file, or -1). */
+static void add_program(struct totals *t, char *prog, int fd, uint64_t huge_kb)
 {
 	struct program *p = NULL;
 
@@ -97,7 +98,7 @@ static void add_program(struct totals *t, char *prog, uint64_t huge_kb)
 		}
 		t->prog = more;
 		p = &t->prog[t->nprog++];
-		*p = (struct program){ prog, 0, aligned_kb_of(prog), UINT64_MAX, 0 };
+		*p = (struct program){ prog, 0, aligned_kb_of(fd), UINT64_MAX, 0 };
 	}
 	p->procs++;
 	p->min_huge_kb = huge_kb < p->min_huge_kb ? huge_kb : p->min_huge_kb;
@@ -129,9 +130,10 @@ static void add_blocks(const struct smaps *s, const struct blocks *b, const char
 
 /* One process: counted when it runs through tiexec, its executable
  * mappings' text by how it is on 2 MiB pages, and its program's own. */
-static void add_process(long pid, const char *cache_dir, struct totals *t)
+static void add_process(long pid, const struct prom_sources *src, struct totals *t)
 {
-	char path[64], *text, *exe;
+	const char *cache_dir = src->cache_dir;
+	char path[64], *text;
 	size_t len;
 	struct smaps s;
 
@@ -143,10 +145,7 @@ static void add_process(long pid, const char *cache_dir, struct totals *t)
 		return;
 	int ok = smaps_parse(text, len, &s) == 0;
 	free(text);
-	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
-	exe = read_exe(path);
-	int ours = exe_is_loader(exe);
-	free(exe);
+	int ours = proc_runs_loader(pid, src->loaders);
 	struct totals p = { .procs = 1 };
 	for (size_t i = 0; ok && i < s.n; i++) {
 		const struct smaps_map *m = &s.map[i];
@@ -171,11 +170,14 @@ static void add_process(long pid, const char *cache_dir, struct totals *t)
 	struct blocks bl;
 	blocks_measure(pid, &s, &bl);
 	add_blocks(&s, &bl, cache_dir, &p);
-	char *prog = program_of(pid, cache_dir);
+	int fd;
+	char *prog = program_of(pid, cache_dir, src->loaders, &fd);
 	if (*prog)
-		add_program(t, prog, program_huge_kb(&s, prog, cache_dir, bl.kb));
+		add_program(t, prog, fd, program_huge_kb(&s, prog, fd, cache_dir, bl.kb));
 	else
 		free(prog);
+	if (fd >= 0)
+		close(fd);
 	blocks_free(&bl);
 	smaps_free(&s);
 	t->blocks_file_kb += p.blocks_file_kb;
@@ -199,16 +201,36 @@ static int blocks_geometry(void)
 	return geom_blocks(&g);
 }
 
-/* A label value: \ " and newline escaped, as the text format asks. */
+/* A label value: valid UTF-8 whatever the bytes (each byte outside a
+ * valid sequence becomes U+FFFD, as in --json: one invalid name must not
+ * make the parser reject the whole file, which blanks every tiexec metric
+ * of the node), \ " and newline escaped, and at most LABEL_MAX bytes of
+ * the value, a longer one cut at a character and ending in "...". */
+#define LABEL_MAX 1024
 static void label(FILE *f, const char *v)
 {
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
+	size_t len = strlen(v), out = 0;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_len((const unsigned char *)v + i, len - i);
+		if (out + (n ? n : 3) > LABEL_MAX) {
+			fputs("...", f);
+			return;
+		}
+		if (n == 0) {
+			fputs("\xef\xbf\xbd", f);
+			out += 3;
+			i++;
+			continue;
+		}
+		if (v[i] == '\\' || v[i] == '"')
 			fputc('\\', f);
-		if (*v == '\n')
+		if (v[i] == '\n')
 			fputs("\\n", f);
 		else
-			fputc(*v, f);
+			fwrite(v + i, 1, n, f);
+		out += n;
+		i += n;
 	}
 }
 
@@ -342,7 +364,7 @@ int prom_write(FILE *f, const struct prom_sources *src, uint64_t *unreadable)
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
 		if (pid > 0 && !*end && pid != getpid())
-			add_process(pid, src->cache_dir, &t);
+			add_process(pid, src, &t);
 	}
 	closedir(d);
 	head(f, "tiexec_processes", "gauge",

@@ -18,17 +18,22 @@
  *   tiexec_trace_up, tiexec_starts_total{outcome},
  *   tiexec_fallbacks_total{reason}        tiexec-trace's counters
  *
- * A process runs through tiexec when its program is stamped, its exe link
- * names tiexec, or it maps tiexec's copies or text cache entries. */
+ * A process runs through tiexec when its program is stamped, its exe is
+ * one of the loaders (the file, not a name: procfs.h), or it maps
+ * tiexec's copies or text cache entries.  Label values are valid UTF-8
+ * and at most 1 KiB (a longer one ends in "..."). */
 #pragma once
 
 #include <stdint.h>
 #include <stdio.h>
 
+#include "procfs.h"
+
 struct prom_sources {
 	const char *cache_dir;      /* the text cache ("" none) */
 	const char *warm;           /* tiexec-warm to ask, or "" */
 	const char *trace_counters; /* tiexec-trace --counters' file */
+	const struct loaders *loaders; /* whose processes run through tiexec */
 };
 
 /* Writes every metric to f; the processes whose smaps could not be read

@@ -32,6 +32,10 @@
  * its entries are the text tiexec mapped from it. */
 static const char *cache_dir = TEXTCACHE_DIR;
 
+/* The loaders whose processes run through tiexec (procfs.h): the
+ * installed one, the build tree's, and TIEXEC_LOADER's. */
+static struct loaders loaders;
+
 static int from_cache(const struct smaps_map *m)
 {
 	return path_in_cache(m->path, cache_dir);
@@ -84,7 +88,9 @@ static const char usage[] =
 	"      --version  the version\n"
 	"\n"
 	"Environment: TIEXEC_CACHE (the text cache), TIEXEC_WARM (the tiexec-warm to\n"
-	"ask; empty: none), TIEXEC_TRACE_COUNTERS (default " TRACE_COUNTERS ").\n"
+	"ask; empty: none), TIEXEC_TRACE_COUNTERS (default " TRACE_COUNTERS "),\n"
+	"TIEXEC_LOADER (a loader besides the installed one whose processes run\n"
+	"through tiexec).\n"
 	"\n"
 	"ALIGNED is counted at the mapping's addresses: for a program the kernel\n"
 	"placed at an address that is not 2 MiB-aligned it is less than tiexec gives\n"
@@ -350,7 +356,8 @@ static int report(long pid, enum mode mode, int first)
 	if (mode == M_CHECK) {
 		/* Where pieces are contiguous blocks, they count with the
 		 * PMDs, measured (blocks.h), or nothing is said. */
-		char *prog = program_of(pid, cache_dir);
+		int fd;
+		char *prog = program_of(pid, cache_dir, &loaders, &fd);
 		struct blocks bl;
 		blocks_measure(pid, &s, &bl);
 		int r = 1;
@@ -360,9 +367,11 @@ static int report(long pid, enum mode mode, int first)
 			printf("%ld %s: cannot tell: its 2 MiB contiguous blocks are not measured (reading frame numbers takes root)\n",
 			       pid, prog);
 		else
-			r = check_running(pid, prog, program_huge_kb(&s, prog, cache_dir, bl.kb), cache_dir);
+			r = check_running(pid, prog, fd, program_huge_kb(&s, prog, fd, cache_dir, bl.kb), cache_dir);
 		blocks_free(&bl);
 		free(prog);
+		if (fd >= 0)
+			close(fd);
 		smaps_free(&s);
 		return r ? ST_FAILED : ST_OK;
 	}
@@ -476,7 +485,7 @@ static int perf_maps_of_tree(char **pids, int n, int follow)
 static int prometheus(const char *output)
 {
 	const char *warm = getenv("TIEXEC_WARM"), *tc = getenv("TIEXEC_TRACE_COUNTERS");
-	struct prom_sources src = { cache_dir, warm ? warm : "tiexec-warm", tc ? tc : TRACE_COUNTERS };
+	struct prom_sources src = { cache_dir, warm ? warm : "tiexec-warm", tc ? tc : TRACE_COUNTERS, &loaders };
 	char tmp[PATH_MAX];
 	FILE *f = stdout;
 
@@ -517,6 +526,7 @@ int main(int argc, char **argv)
 	tx_page_set((uint64_t)sysconf(_SC_PAGESIZE)); /* geom.h */
 	if (cd)
 		cache_dir = cd;
+	loaders_find(&loaders, getenv("TIEXEC_LOADER"));
 	enum { O_JSON = 256, O_PERF_MAP, O_VERSION, O_ADVISE, O_CHECK, O_CHILDREN, O_FOLLOW, O_PROM, O_OUTPUT };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "verdict.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -172,13 +173,18 @@ int check_prog(const char *prog, const char *cache_dir)
 	return 0;
 }
 
-int check_running(long pid, const char *prog, uint64_t huge_kb, const char *cache_dir)
+int check_running(long pid, const char *prog, int fd, uint64_t huge_kb, const char *cache_dir)
 {
 	struct advice a;
 	char why[300], base[24];
 	const char *way;
 
-	if (advise(prog, cache_dir, &a, why, sizeof(why)) != 0) {
+	fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+	if (fd < 0) {
+		printf("%ld %s: cannot tell: %s\n", pid, prog, "its file cannot be opened");
+		return 1;
+	}
+	if (advise_fd(fd, cache_dir, &a, why, sizeof(why)) != 0) {
 		printf("%ld %s: cannot tell: %s\n", pid, prog, why);
 		return 1;
 	}

@@ -9,5 +9,6 @@ int advise_print(const char *prog, const char *cache_dir);
 /* A stamped program about to run: registered rule, stamp, policy, and what
  * its strategy gives on this machine. */
 int check_prog(const char *prog, const char *cache_dir);
-/* Process pid running prog, with huge_kb of prog's own text on 2 MiB pages. */
-int check_running(long pid, const char *prog, uint64_t huge_kb, const char *cache_dir);
+/* Process pid running prog, whose file program_of opened as fd (not
+ * closed; -1: none), with huge_kb of its own text on 2 MiB pages. */
+int check_running(long pid, const char *prog, int fd, uint64_t huge_kb, const char *cache_dir);

@@ -397,11 +397,12 @@ status 1" "$(no_size "$output")"
 	[ "$status" -eq 1 ]
 	[[ "$output" == "$CPID $FIXTURES/bigtext-pie: not stamped: "* ]]
 	stop
-	# An ordinary user's: /proc/PID/exe names tiexec; the TIEXEC_EXE hint tells.
+	# An ordinary user's: /proc/PID/exe names the loader (TIEXEC_LOADER: a
+	# copy uid 65534 can run); its aux vector's entry point tells.
 	cp "$TIEXEC" "$W/tiexec"
 	start setpriv --reuid=65534 --regid=65534 --clear-groups env TIEXEC_CACHE= "$W/tiexec" "$W/big"
 	[[ "$(readlink "/proc/$CPID/exe")" == "$W/tiexec" ]]
-	run env TIEXEC_CACHE= "$STAT" --check "$CPID"
+	run env TIEXEC_CACHE= TIEXEC_LOADER="$W/tiexec" "$STAT" --check "$CPID"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == "$CPID $W/big: ok: "* ]]
@@ -423,10 +424,10 @@ status 1" "$(no_size "$output")"
 	read -r -t 60 ready <&"${P[0]}" || true
 	[ "$ready" = ready ]
 	[ "$(readlink "/proc/$child/exe")" = "$W/tiexec" ]
-	! tr '\0' '\n' <"/proc/$child/environ" | grep -q '^TIEXEC_EXE='
+	! tr '\0' '\n' <"/proc/$child/environ" | grep -q '^TIEXEC_EXE=' || false
 	[[ "$(tr '\0' ' ' <"/proc/$child/cmdline")" == "bigtext: child title"* ]]
 	for pid in "$child" "$CPID"; do
-		run env TIEXEC_CACHE= "$STAT" --check "$pid"
+		run env TIEXEC_CACHE= TIEXEC_LOADER="$W/tiexec" "$STAT" --check "$pid"
 		echo "$output"
 		[ "$status" -eq 0 ]
 		[[ "$output" == "$pid $W/big: ok: "[1-9]*" MiB of its text on 2 MiB pages" ]]

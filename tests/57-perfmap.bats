@@ -24,7 +24,8 @@ teardown() {
 	fi
 	local m
 	for m in "${MAPS[@]}"; do rm -f "$m"; done
-	[ -z "${OTHER:-}" ] || rm -rf "$OTHER"
+	# shellcheck disable=SC2086 # one or more mktemp directories
+	[ -z "${OTHER:-}" ] || rm -rf $OTHER
 }
 
 # start CMD...: runs CMD as a coprocess (pid in $CPID, map file to remove
@@ -296,4 +297,41 @@ Try 'tiexec-stat --help'." "$output"
 	for k in "$CPID" "${kids[@]}"; do grep -q ' perfhot_spin$' "/tmp/perf-$k.map"; done
 	run_t "$STAT" --children "$CPID"
 	[ "$status" -eq 2 ]
+}
+
+# A user controls the debug directory of a process of theirs in its own
+# user and mount namespace (unshare -Urm).  Root's --perf-map neither blocks
+# on a FIFO put there nor follows a link there out to a file the user may
+# not read: it opens the debug file as the process's owner could, inside
+# the process's root, and only a regular file.
+@test "--perf-map: a user's FIFO or link for the debug file: no hang, nothing the user may not read (uid 65534)" {
+	[ "$(id -u)" = 0 ] || skip "needs root: root's tiexec-stat against a user's process"
+	local o secret id
+	o=$(mktemp -d /tmp/tiexec-perfmap.XXXXXX)
+	secret=$(mktemp -d /tmp/tiexec-secret.XXXXXX) # 0700, root's
+	OTHER="$o $secret"
+	chmod 0755 "$o"
+	cp "$TIEXEC" "$FIXTURES/perfhot" "$o/"
+	objcopy --only-keep-debug "$o/perfhot" "$secret/perfhot.debug"
+	strip "$o/perfhot"
+	id=$(readelf -n "$o/perfhot" | awk '/Build ID:/ { print $3 }')
+	[ -n "$id" ]
+	unshare --user --map-root-user true 2>/dev/null || skip_unsupported "no user namespaces here"
+	local how
+	for how in fifo link; do
+		start setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+			unshare --user --map-root-user --mount sh -c '
+			mount -t tmpfs tmpfs /usr/lib/debug && mkdir -p "/usr/lib/debug/.build-id/$1" || exit 1
+			f=/usr/lib/debug/.build-id/$1/$2.debug
+			if [ "$3" = fifo ]; then mkfifo "$f"; else ln -s "$4/perfhot.debug" "$f"; fi
+			shift 4 && exec "$@"' sh "${id:0:2}" "${id:2}" "$how" "$secret" "$o/tiexec" --strategy=thp "$o/perfhot" 20
+		run_t timeout 30 "$STAT" --perf-map "$CPID"
+		echo "$how: $output"
+		[ "$status" -eq 0 ]
+		[[ "${lines[1]}" == *" $o/perfhot: 0 functions" ]]
+		[ -z "$(grep perfhot_spin "$MAP")" ]
+		kill "$CPID"
+		wait "$CPID" || true
+		CPID=
+	done
 }
