@@ -41,40 +41,143 @@ static void clear_mark(unsigned char *b, uint64_t off, long n)
 		b[TIEXEC_MARK_BYTE - off] &= (unsigned char)~(TIEXEC_MARK_FLAG >> 16);
 }
 
-/* The copy by sendfile, the marker byte then rewritten in place. */
-static int copy_by_sendfile(int in, int out)
-{
-	uint64_t off = 0;
-	unsigned char mark;
+/* What a copy holds, and what it may cost.  A copy has the program's
+ * size, but only its data: holes stay holes (SEEK_DATA, SEEK_HOLE), so a
+ * sparse file costs the debugging user what it has on disk, in $TMPDIR
+ * or, failing that, in a memfd.  And the data must be the program's: its
+ * ELF content (the headers, every loadable segment and every section, a
+ * debugger's symbols included) and at most TRAILER_MAX of data past it (a
+ * signature, an archive a program appends to itself); a file with more,
+ * which no direct exec would read, gets no copy. */
+#define TRAILER_MAX (16ULL << 20)
+#define TX_SEEK_SET 0
+#define TX_SEEK_DATA 3
+#define TX_SEEK_HOLE 4
 
-	for (;;) {
-		long n = SC(__NR_sendfile, out, in, &off, 1L << 30, 0, 0);
-		if (n == 0)
-			break;
-		if (n < 0)
-			return -1;
-	}
-	if (sys_pread(out, &mark, 1, TIEXEC_MARK_BYTE) != 1)
-		return -1;
-	clear_mark(&mark, TIEXEC_MARK_BYTE, 1);
-	return sys_pwrite(out, &mark, 1, TIEXEC_MARK_BYTE) == 1 ? 0 : -1;
+static long seek(int fd, uint64_t off, int whence)
+{
+	return SC(__NR_lseek, fd, off, whence, 0, 0, 0);
 }
 
-/* The copy through a buffer, by read and write alone (from the start of
- * in, at the start of out). */
-static int copy_by_read(int in, int out)
+/* The next range of data at or after off, below size: [*lo, *hi), 1; or 0
+ * when only holes are left.  A file system without SEEK_DATA: all data. */
+static int next_data(int fd, uint64_t off, uint64_t size, uint64_t *lo, uint64_t *hi)
+{
+	long d = off < size ? seek(fd, off, TX_SEEK_DATA) : -ENXIO;
+
+	if (d == -ENXIO)
+		return 0;
+	if (d < 0) {
+		*lo = off, *hi = size;
+		return 1;
+	}
+	long h = seek(fd, (uint64_t)d, TX_SEEK_HOLE);
+	*lo = (uint64_t)d;
+	*hi = h < 0 || (uint64_t)h > size ? size : (uint64_t)h;
+	return *lo < *hi;
+}
+
+/* n entries of ent bytes at off, read in pieces: the largest end of
+ * [word at at, + word at len) over them (a segment's or section's bytes in
+ * the file), or 0.  Entries whose type word at tof is skip are passed
+ * over (NOBITS sections: no bytes in the file). */
+static uint64_t table_end(int fd, uint64_t off, uint64_t n, unsigned ent, unsigned at, unsigned len, unsigned tof,
+			  uint32_t skip)
+{
+	static unsigned char b[64 * 64];
+	uint64_t end = 0;
+
+	if (ent < at + 8 || ent < len + 8 || ent > 64)
+		return 0;
+	for (uint64_t i = 0; i < n;) {
+		uint64_t k = n - i < 64 ? n - i : 64;
+		if (sys_pread(fd, b, k * ent, off + i * ent) != (long)(k * ent))
+			return 0;
+		for (uint64_t j = 0; j < k; j++) {
+			uint64_t o, l;
+			uint32_t t;
+			memcpy(&t, b + j * ent + tof, 4);
+			memcpy(&o, b + j * ent + at, 8);
+			memcpy(&l, b + j * ent + len, 8);
+			if (t != skip && o + l >= o && o + l > end)
+				end = o + l;
+		}
+		i += k;
+	}
+	return end;
+}
+
+/* Where the program's ELF content ends: its headers, the program and
+ * section header tables, every segment's bytes in the file and every
+ * section's.  0 when its headers cannot be read. */
+static uint64_t content_end(int fd)
+{
+	unsigned char eh[64];
+	uint64_t phoff, shoff, shnum, end = sizeof(eh), e;
+	uint16_t phent, phnum, shent, sn;
+
+	if (sys_pread(fd, eh, sizeof(eh), 0) != (long)sizeof(eh) || memcmp(eh, "\177ELF", 4) || eh[4] != 2)
+		return 0;
+	memcpy(&phoff, eh + 32, 8);
+	memcpy(&shoff, eh + 40, 8);
+	memcpy(&phent, eh + 54, 2);
+	memcpy(&phnum, eh + 56, 2);
+	memcpy(&shent, eh + 58, 2);
+	memcpy(&sn, eh + 60, 2);
+	shnum = sn;
+	if (shoff && !shnum && shent == 64 && sys_pread(fd, &shnum, 8, shoff + 32) != 8) /* e_shnum in sh_size */
+		return 0;
+	e = table_end(fd, phoff, phnum, phent, 8, 32, 0, 0xffffffffU); /* p_offset, p_filesz */
+	end = e > end ? e : end;
+	end = phoff + (uint64_t)phnum * phent > end ? phoff + (uint64_t)phnum * phent : end;
+	if (shoff && shnum <= 1u << 20) {
+		e = table_end(fd, shoff, shnum, shent, 24, 32, 4, 8 /* SHT_NOBITS */); /* sh_offset, sh_size */
+		end = e > end ? e : end;
+		end = shoff + shnum * shent > end ? shoff + shnum * shent : end;
+	}
+	return end;
+}
+
+/* Whether the program open at in may be copied: its size into *size, or
+ * why not into *why. */
+static int copyable(int in, uint64_t *size, const char **why)
+{
+	struct statx st;
+	uint64_t lo, hi, past = 0, end;
+
+	if (sys_statx(in, "", TX_AT_EMPTY_PATH, STATX_SIZE, &st) < 0 || !(end = content_end(in))) {
+		*why = "its ELF headers cannot be read";
+		return 0;
+	}
+	*size = st.stx_size;
+	for (uint64_t off = end; next_data(in, off, *size, &lo, &hi); off = hi)
+		past += hi - lo;
+	if (past > TRAILER_MAX) {
+		*why = "it holds more than 16 MiB of data past its ELF content, which no direct exec reads";
+		return 0;
+	}
+	return 1;
+}
+
+/* One range [lo, hi) of in into out at the same offset: by sendfile, or
+ * by read and write with the marker bit cleared on the way. */
+static int move_range(int in, int out, uint64_t lo, uint64_t hi, int by_read)
 {
 	static unsigned char b[65536];
-	uint64_t off = 0;
 
-	if (SC(__NR_lseek, in, 0, 0, 0, 0, 0) != 0 || SC(__NR_lseek, out, 0, 0, 0, 0, 0) != 0 ||
-	    SC(__NR_ftruncate, out, 0, 0, 0, 0, 0) != 0)
+	if (seek(out, lo, TX_SEEK_SET) != (long)lo || (by_read && seek(in, lo, TX_SEEK_SET) != (long)lo))
 		return -1;
-	for (;;) {
-		long n = sys_read(in, b, sizeof(b));
-		if (n == 0)
-			return 0;
-		if (n < 0)
+	for (uint64_t off = lo; off < hi;) {
+		uint64_t want = hi - off;
+		long n;
+		if (!by_read) {
+			n = SC(__NR_sendfile, out, in, &off, want < (1ULL << 30) ? want : 1ULL << 30, 0, 0);
+			if (n <= 0)
+				return -1;
+			continue;
+		}
+		n = sys_read(in, b, want < sizeof(b) ? want : sizeof(b));
+		if (n <= 0)
 			return -1;
 		clear_mark(b, off, n);
 		for (long w = 0; w < n;) {
@@ -85,14 +188,36 @@ static int copy_by_read(int in, int out)
 		}
 		off += (uint64_t)n;
 	}
+	return 0;
+}
+
+/* The program's data (size bytes, holes kept) into out, unstamped. */
+static int copy_way(int in, int out, uint64_t size, int by_read)
+{
+	uint64_t lo, hi;
+	unsigned char mark;
+
+	if (SC(__NR_ftruncate, out, 0, 0, 0, 0, 0) != 0)
+		return -1;
+	for (uint64_t off = 0; next_data(in, off, size, &lo, &hi); off = hi)
+		if (move_range(in, out, lo, hi, by_read) != 0)
+			return -1;
+	if (SC(__NR_ftruncate, out, size, 0, 0, 0, 0) != 0)
+		return -1;
+	if (by_read)
+		return 0;
+	if (sys_pread(out, &mark, 1, TIEXEC_MARK_BYTE) != 1)
+		return -1;
+	clear_mark(&mark, TIEXEC_MARK_BYTE, 1);
+	return sys_pwrite(out, &mark, 1, TIEXEC_MARK_BYTE) == 1 ? 0 : -1;
 }
 
 /* The program's bytes into out, unstamped.  Two ways, so that a seccomp
  * filter refusing any one system call (the reason we may be here) leaves
  * one of them. */
-static int copy_unstamped(int in, int out)
+static int copy_unstamped(int in, int out, uint64_t size)
 {
-	return copy_by_sendfile(in, out) == 0 || copy_by_read(in, out) == 0 ? 0 : -1;
+	return copy_way(in, out, size, 0) == 0 || copy_way(in, out, size, 1) == 0 ? 0 : -1;
 }
 
 /* Our directory for copies, $TMPDIR/tiexec-aside-UID (else /tmp): made
@@ -194,7 +319,7 @@ static long read_source(int dir, struct msg *m)
 /* A file of dir written whole under a temporary name, then renamed to
  * name: readers see the old one or the new one.  By copying the program
  * unstamped (from >= 0) or writing text. */
-static int write_file(int dir, const char *name, int from, const struct msg *text)
+static int write_file(int dir, const char *name, int from, uint64_t size, const struct msg *text)
 {
 	struct msg tmp;
 
@@ -206,7 +331,7 @@ static int write_file(int dir, const char *name, int from, const struct msg *tex
 	int c = (int)sys_openat(dir, tmp.b, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0700);
 	if (c < 0)
 		return -1;
-	int ok = from >= 0 ? copy_unstamped(from, c) == 0 : sys_write(c, text->b, text->n) == (long)text->n;
+	int ok = from >= 0 ? copy_unstamped(from, c, size) == 0 : sys_write(c, text->b, text->n) == (long)text->n;
 	sys_close(c);
 	if (ok && SC(__NR_renameat2, dir, tmp.b, dir, name, 0, 0) == 0)
 		return 0;
@@ -255,7 +380,7 @@ static void prune(int top)
  * while the program is unchanged, replaced when it was rebuilt: one copy
  * per program path.  The descriptor of its directory, or -1; its name
  * there in *base, the directory's path in key_path. */
-static int file_copy(int fd, const char *name, char **envp, const char **base, struct msg *key_path)
+static int file_copy(int fd, uint64_t size, const char *name, char **envp, const char **base, struct msg *key_path)
 {
 	static struct origin o;
 	static struct msg have;
@@ -273,7 +398,7 @@ static int file_copy(int fd, const char *name, char **envp, const char **base, s
 	if (read_source(dir, &have) == (long)o.line.n && !memcmp(have.b, o.line.b, o.line.n) &&
 	    sys_statx(dir, *base, AT_SYMLINK_NOFOLLOW, STATX_TYPE, &cst) == 0 && (cst.stx_mode & S_IFMT) == S_IFREG)
 		goto done;
-	if (write_file(dir, *base, fd, NULL) < 0 || write_file(dir, RECORD, -1, &o.line) < 0)
+	if (write_file(dir, *base, fd, size, NULL) < 0 || write_file(dir, RECORD, -1, 0, &o.line) < 0)
 		goto fail;
 	prune(top);
 done:
@@ -292,11 +417,11 @@ fail:
 }
 
 /* The file copy executed by its path.  Returns only on failure. */
-static void exec_file_copy(int fd, const char *name, char **argv, char **envp)
+static void exec_file_copy(int fd, uint64_t size, const char *name, char **argv, char **envp)
 {
 	static struct msg key_path;
 	const char *base;
-	int dir = file_copy(fd, name, envp, &base, &key_path);
+	int dir = file_copy(fd, size, name, envp, &base, &key_path);
 
 	if (dir < 0)
 		return;
@@ -307,7 +432,7 @@ static void exec_file_copy(int fd, const char *name, char **argv, char **envp)
 /* Failing that (no writable temporary directory, mounted noexec): a memfd.
  * A tracer that reads the program's file by its name (gdb) finds no
  * symbols in "/memfd:NAME (deleted)"; ltrace and strace do not mind. */
-static void exec_memfd_copy(int fd, const char *name, char **argv, char **envp)
+static void exec_memfd_copy(int fd, uint64_t size, const char *name, char **argv, char **envp)
 {
 	long copy = sys_memfd_create(tx_basename(name), TX_MFD_CLOEXEC | TX_MFD_EXEC);
 
@@ -315,7 +440,7 @@ static void exec_memfd_copy(int fd, const char *name, char **argv, char **envp)
 		copy = sys_memfd_create(tx_basename(name), TX_MFD_CLOEXEC);
 	if (copy < 0)
 		return;
-	if (copy_unstamped(fd, (int)copy) == 0)
+	if (copy_unstamped(fd, (int)copy, size) == 0)
 		SC(__NR_execveat, copy, "", argv, envp, TX_AT_EMPTY_PATH, 0);
 	sys_close((int)copy);
 }
@@ -333,24 +458,33 @@ static void cloexec(int fd)
 	}
 }
 
-void step_aside(int fd, const char *name, char **argv, char **envp)
+const char *step_aside(int fd, const char *name, char **argv, char **envp)
 {
+	const char *why = "no unstamped copy could be made (is $TMPDIR, or /tmp, writable?)";
+	uint64_t size;
+
 	/* binfmt_misc's descriptor is not close-on-exec: the program must not
 	 * inherit it. */
 	cloexec(fd);
-	exec_file_copy(fd, name, argv, envp);
-	exec_memfd_copy(fd, name, argv, envp);
+	if (!copyable(fd, &size, &why))
+		return why;
+	exec_file_copy(fd, size, name, argv, envp);
+	exec_memfd_copy(fd, size, name, argv, envp);
+	return why;
 }
 
-long aside_copy_path(int fd, const char *name, char **envp, struct msg *path)
+const char *aside_copy_path(int fd, const char *name, char **envp, struct msg *path)
 {
-	const char *base;
-	int dir = file_copy(fd, name, envp, &base, path);
+	const char *why = "no unstamped copy can be made (is $TMPDIR, or /tmp, writable?)", *base;
+	uint64_t size;
 
+	if (!copyable(fd, &size, &why))
+		return why;
+	int dir = file_copy(fd, size, name, envp, &base, path);
 	if (dir < 0)
-		return -1;
+		return why;
 	sys_close(dir);
 	msg_str(path, "/");
 	msg_str(path, base);
-	return 0;
+	return NULL;
 }

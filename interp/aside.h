@@ -30,10 +30,14 @@
 long traced_by(void);
 
 /* The copy of the program open at fd, executed with argv and envp; returns
- * only if that could not be done (then the caller loads it as usual). */
-void step_aside(int fd, const char *name, char **argv, char **envp);
+ * only if that could not be done, saying why (then the caller loads it as
+ * usual).  A copy keeps the program's holes, and is refused to a file
+ * with more than 16 MiB of data past its ELF content (headers, segments,
+ * sections): it costs the debugging user what the program has on disk,
+ * never more than what a debugger reads of it and a small trailer. */
+const char *step_aside(int fd, const char *name, char **argv, char **envp);
 
 /* The file copy of the program open at fd (made if need be), its path in
  * path: `tiexec --aside-copy`, for gdb's support of static PIEs
- * (packaging/gdb/tiexec.py).  0, or -1 when it cannot be had. */
-long aside_copy_path(int fd, const char *name, char **envp, struct msg *path);
+ * (packaging/gdb/tiexec.py).  NULL, or why it cannot be had. */
+const char *aside_copy_path(int fd, const char *name, char **envp, struct msg *path);

@@ -213,8 +213,9 @@ static void refused_step_aside(void *arg)
 	verbose_note(ex->opt.verbose, ex->path, "a system call was refused (a seccomp filter?): running it from an unstamped "
 			       "copy, as a direct exec would");
 	fds_restore(&ex->fds);
-	step_aside(ex->prog.fd, ex->path, ex->s.argv + ex->first, ex->s.envp);
+	const char *why = step_aside(ex->prog.fd, ex->path, ex->s.argv + ex->first, ex->s.envp);
 	fds_raise(&ex->fds);
+	verbose_note(ex->opt.verbose, ex->path, why);
 }
 
 /* Without flag C binfmt_misc runs us with the caller's credentials: a
@@ -288,9 +289,14 @@ static void aside(struct exec *ex)
 	verbose_note(ex->opt.verbose, ex->path, "traced from exec: stepping aside, the program runs from an unstamped copy "
 			       "as a direct exec would, on 4 KiB pages");
 	fds_restore(&ex->fds); /* the program's own RLIMIT_NOFILE across the exec */
-	step_aside(ex->prog.fd, ex->path, ex->s.argv + ex->first, ex->s.envp);
+	const char *why = step_aside(ex->prog.fd, ex->path, ex->s.argv + ex->first, ex->s.envp);
 	fds_raise(&ex->fds);
-	verbose_note(ex->opt.verbose, ex->path, "traced, but the copy could not be made: loading it as usual");
+	struct msg m = { 0 };
+	msg_str(&m, "traced, but no unstamped copy: ");
+	msg_str(&m, why);
+	msg_str(&m, ": loading it as usual");
+	m.b[m.n < sizeof(m.b) ? m.n : sizeof(m.b) - 1] = '\0';
+	verbose_note(ex->opt.verbose, ex->path, m.b);
 }
 
 /* --step-aside: gdb's exec-wrapper for a static program
@@ -307,7 +313,7 @@ static void step_aside_wrapper(struct exec *ex)
 
 	fds_restore(&ex->fds);
 	if (sys_pread(ex->prog.fd, &mark, 1, TIEXEC_MARK_BYTE) == 1 && (mark & (TIEXEC_MARK_FLAG >> 16)))
-		step_aside(ex->prog.fd, ex->path, argv, ex->s.envp);
+		verbose_note(ex->opt.verbose, ex->path, step_aside(ex->prog.fd, ex->path, argv, ex->s.envp));
 	exec_plain(ex->path, argv, ex->s.envp, "step-aside");
 }
 
@@ -319,8 +325,9 @@ static void print_aside_copy(struct exec *ex)
 {
 	struct msg m;
 
-	if (aside_copy_path(ex->prog.fd, ex->path, ex->s.envp, &m) < 0)
-		die(ex->path, "no unstamped copy can be made (is $TMPDIR, or /tmp, writable?)", NULL, 126);
+	const char *why = aside_copy_path(ex->prog.fd, ex->path, ex->s.envp, &m);
+	if (why)
+		die(ex->path, why, NULL, 126);
 	m.b[m.n++] = '\n';
 	sys_write(1, m.b, m.n);
 	sys_exit(0);

@@ -135,6 +135,47 @@ GDB_SCRIPT='gdb -q -batch -ex "break main" -ex run -ex bt "$0" 2>&1 | grep -E "^
 	grep -qx "$W/source" "$(dirname "$p")/.source"
 }
 
+# A hostile stamped file costs whoever traces it no more than it has on
+# disk: the copy keeps its holes (a 256 MiB sparse program, some blocks on
+# disk, copied to $TMPDIR or, where that cannot be had, to a memfd), and a
+# file with more data past its ELF content than a small trailer gets no
+# copy (it then runs as usual, -v says why).  The stamped program is
+# stat(1), which tells what its own /proc/self/exe costs: the copy.
+@test "the tracer's copy of a sparse program keeps its holes (file and memfd); 20 MiB past its content: no copy (root and uid 65534)" {
+	command -v strace >/dev/null || skip_unsupported "strace is not installed"
+	cp "$(command -v stat)" stat-s
+	"$BUILD/stamp/tiexec-stamp" --min-text=0 stat-s >/dev/null
+	cp stat-s stat-t
+	truncate -s 256M stat-s
+	head -c 20M /dev/urandom >>stat-t
+	chmod a+rx stat-s stat-t
+	local who blocks
+	for who in root nobody; do
+		# The file copy, then the memfd (no directory of copies can be had
+		# under a TMPDIR that is not writable).
+		in_ns "$who" 'strace -f -o /dev/null ./stat-s -L -c "%b %B %s" /proc/self/exe &&
+			TMPDIR=/proc strace -f -o /dev/null ./stat-s -L -c "%b %B %s" /proc/self/exe &&
+			TMPDIR=/proc strace -f -o /dev/null ./stat-s -c "%N" /proc/self/exe'
+		[ "$status" -eq 0 ]
+		echo "$output"
+		local l b u
+		mapfile -t l <<<"$output"
+		[[ "${l[0]}" == *" 268435456" ]]
+		[[ "${l[1]}" == *" 268435456" ]]
+		[[ "${l[2]}" == *"/memfd:stat-s"* ]]
+		for blocks in "${l[0]}" "${l[1]}"; do
+			read -r b u _ <<<"$blocks"
+			[ $((b * u)) -le $((4 << 20)) ] # stat's own size, about 100 KiB, not 256 MiB
+		done
+		in_ns "$who" 'TIEXEC_VERBOSE=1 strace -f -o /dev/null ./stat-t -c %s stat-t'
+		[ "$status" -eq 0 ]
+		grep -F "tiexec: './stat-t': traced, but no unstamped copy: it holds more than 16 MiB of data past its ELF content, which no direct exec reads: loading it as usual" \
+			"$BATS_TEST_TMPDIR/ns.err"
+		[ -z "$(find tmp -name stat-t)" ]
+	done
+	rm -f stat-s stat-t
+}
+
 @test "gcore of copied text: unreadable by default (MADV_DONTDUMP), whole with 'set dump-excluded-mappings on'" {
 	command -v gdb >/dev/null || skip_unsupported "gdb is not installed"
 	coproc P { exec "$TIEXEC" --strategy=thp "$FIXTURES/perfhot" 30; }
