@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <elf.h>
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "fileio.h"
 #include "note.h"
 #include "owner.h"
+#include "trust.h"
 
 #ifndef TIEXEC_VERSION
 #define TIEXEC_VERSION "unknown"
@@ -39,6 +41,10 @@ static const char usage[] =
 	"      --dry-run          say what would be done, change nothing\n"
 	"      --force            stamp a file a package manager owns, or a shared\n"
 	"                         library that also runs as a program (DT_SONAME)\n"
+	"      --root-only        refuse a FILE that is a symbolic link, or that someone\n"
+	"                         other than root (or the caller) could change: its owner,\n"
+	"                         a writable directory on its path, an ACL entry\n"
+	"                         (tiexec-keep, as root, on the programs it keeps)\n"
 	"  -h, --help             this text\n"
 	"      --version          the version\n"
 	"\n"
@@ -48,10 +54,33 @@ static const char usage[] =
 	"2 a file refused or an error (one line on stderr each); with several files\n"
 	"the worst.\n";
 
-/* How to go about it: --dry-run, --force. */
+/* How to go about it: --dry-run, --force, --root-only. */
 struct how {
-	int dry_run, force;
+	int dry_run, force, root_only;
 };
+
+/* --root-only: why file may not be changed by root on a list's word (its
+ * final component a link, or changeable by another user: trust.h), into
+ * why; NULL when it may. */
+static const char *not_roots(const char *file, char *why, size_t n)
+{
+	struct stat st;
+
+	if (lstat(file, &st) != 0)
+		return snprintf(why, n, "%s", strerror(errno)), why;
+	if (S_ISLNK(st.st_mode))
+		return snprintf(why, n, "a symbolic link: with --root-only, name the file itself"), why;
+	char *r = realpath(file, NULL);
+	if (!r)
+		return snprintf(why, n, "%s", strerror(errno)), why;
+	char w[PATH_MAX + 64];
+	const char *c = trust_changeable(r, w, sizeof(w));
+	free(r);
+	if (!c)
+		return NULL;
+	snprintf(why, n, "%s, not only by root: refused (--root-only)", w);
+	return why;
+}
 
 static void refuse(const char *file, const char *why)
 {
@@ -222,7 +251,7 @@ static int bad_usage(const char *fmt, const char *arg)
 int main(int argc, char **argv)
 {
 	enum { O_STRATEGY = 256, O_MIN_TEXT, O_ROUND_OUT, O_LAZY, O_LIBS, O_NO_LIBS, O_CHECK, O_REMOVE,
-	       O_VERSION, O_DRY_RUN, O_FORCE };
+	       O_VERSION, O_DRY_RUN, O_FORCE, O_ROOT_ONLY };
 	static const struct option longopts[] = {
 		{ "strategy", required_argument, NULL, O_STRATEGY },
 		{ "min-text", required_argument, NULL, O_MIN_TEXT },
@@ -234,12 +263,13 @@ int main(int argc, char **argv)
 		{ "remove", no_argument, NULL, O_REMOVE },
 		{ "dry-run", no_argument, NULL, O_DRY_RUN },
 		{ "force", no_argument, NULL, O_FORCE },
+		{ "root-only", no_argument, NULL, O_ROOT_ONLY },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tiexec_policy want;
-	struct how how = { 0, 0 };
+	struct how how = { 0, 0, 0 };
 	int check = 0, remove = 0, policy_given = 0, c, status = ST_OK;
 
 	policy_unset(&want);
@@ -284,6 +314,9 @@ int main(int argc, char **argv)
 		case O_FORCE:
 			how.force = 1;
 			break;
+		case O_ROOT_ONLY:
+			how.root_only = 1;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return ST_OK;
@@ -304,6 +337,12 @@ int main(int argc, char **argv)
 		return bad_usage("%s", "no FILE given");
 
 	for (int i = optind; i < argc; i++) {
+		char why[PATH_MAX + 128];
+		if (how.root_only && not_roots(argv[i], why, sizeof(why))) {
+			refuse(argv[i], why);
+			status = ST_REFUSED;
+			continue;
+		}
 		int st = check ? do_check(argv[i]) : remove ? do_remove(argv[i], &how) : do_stamp(argv[i], &want, &how);
 
 		if (st > status)

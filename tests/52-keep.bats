@@ -172,3 +172,51 @@ divert at the end: 0" "$output"
 	[ ! -e "$P" ]
 	! dpkg-divert --list | grep -q tiexec-keeptest || false
 }
+
+# Root's sync, remove and restore act on the list's paths: a path another
+# user could change (an application account owning its directory) is
+# refused with the reason, and a symbolic link is never followed, so that
+# user cannot point root at a root-owned program to rewrite.
+@test "a listed path another user could change, or a link: refused; the file a link names is left alone" {
+	[ "$(id -u)" = 0 ] || skip "needs root: another user's directory"
+	local d victim
+	d=$(mktemp -d /tmp/tiexec-keep.XXXXXX)
+	chmod 755 "$d"
+	mkdir "$d/app" "$d/root"
+	cp "$FIXTURES/bigtext-pie" "$d/app/server"
+	chown -R 65534:65534 "$d/app"
+	victim=$d/root/prog
+	cp "$FIXTURES/bigtext-pie" "$victim"
+	echo "$d/app/server" >"$TIEXEC_KEEP_LIST"
+	# The account swaps its program for a link to root's.
+	setpriv --reuid=65534 --regid=65534 --clear-groups ln -sf "$victim" "$d/app/server"
+	local cmd
+	for cmd in sync status "remove $d/app/server" restore; do
+		cp "$FIXTURES/bigtext-pie" "$victim"
+		[ "$cmd" = sync ] || "$TIEXEC_STAMP" "$victim" >/dev/null
+		cp "$victim" "$T/before"
+		echo "$d/app/server" >"$TIEXEC_KEEP_LIST"
+		# shellcheck disable=SC2086 # the command and its argument
+		run --separate-stderr "$KEEP" $cmd
+		echo "$cmd: $status: $stderr"
+		[ "$status" -eq 1 ]
+		cmp "$T/before" "$victim"
+	done
+	run --separate-stderr "$KEEP" sync
+	[[ "$stderr" == "tiexec-stamp: '$d/app/server': a symbolic link: with --root-only, name the file itself" ]]
+	# A file of root's, no link, in the account's directory: refused all the
+	# same (the account could swap it at any time), with who could.
+	rm "$d/app/server"
+	cp "$FIXTURES/bigtext-pie" "$d/app/server"
+	run --separate-stderr "$KEEP" add "$d/app/server"
+	[ "$status" -eq 1 ]
+	same "tiexec-stamp: '$d/app/server': '$d/app' is owned by uid 65534, not only by root: refused (--root-only)" "$stderr"
+	run "$TIEXEC_STAMP" --check "$d/app/server"
+	[ "$status" -eq 1 ]
+	# Root's own link, in root's directory: not followed either.
+	ln -s "$victim" "$d/root/link"
+	run --separate-stderr "$KEEP" add "$d/root/link"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"'$d/root/link': a symbolic link"* ]]
+	rm -rf "$d"
+}

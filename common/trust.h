@@ -1,5 +1,6 @@
-/* Who may change, and who may read, what a path names: tiexec-warm's rule
- * for every file and directory it reads as root.
+/* Who may change, and who may read, what a path names: the rule of root's
+ * tools for every file and directory they read or change as root
+ * (tiexec-warm, and tiexec-stamp --root-only, which tiexec-keep uses).
  *
  * tiexec-warm runs as root over files that other users may have written,
  * and the text cache it fills is read by every user.  So:
