@@ -95,6 +95,18 @@ enum elf_err elf_check_ident(const void *buf, size_t len)
 	return ELF_OK;
 }
 
+enum elf_err elf_check_ident_ports(const void *buf, size_t len)
+{
+	const unsigned char *b = buf;
+	unsigned m = len >= ELF_IDENT_BYTES ? (unsigned)(b[18] | b[19] << 8) : 0;
+
+	if (len < ELF_IDENT_BYTES || memcmp(b, ELFMAG, SELFMAG) != 0)
+		return ELF_NOT_ELF;
+	if (b[EI_CLASS] != ELFCLASS64 || b[EI_DATA] != ELFDATA2LSB || (m != EM_X86_64 && m != EM_AARCH64))
+		return ELF_BAD_MACHINE;
+	return ELF_OK;
+}
+
 enum elf_err elf_check_ehdr(const void *buf, size_t len, uint64_t file_size, Elf64_Ehdr *eh)
 {
 	const unsigned char *b = buf;

@@ -72,6 +72,14 @@ struct elf_info {
 #define ELF_IDENT_BYTES 20
 enum elf_err elf_check_ident(const void *buf, size_t len);
 
+/* The same for a file of any machine tiexec has a port for (interp/arch:
+ * x86-64, arm64), whatever machine asks: tiexec-stamp, so that a cross
+ * build stamps its programs at build time.  The stamp is the same bytes on
+ * every machine (mark.h); the binfmt_misc rule of the program's machine
+ * matches it there. */
+#define ELF_PORTS_NAME "an x86-64 or arm64 program"
+enum elf_err elf_check_ident_ports(const void *buf, size_t len);
+
 /* Checks the first bytes of a file (at least sizeof(Elf64_Ehdr) for success)
  * and copies the header out. */
 enum elf_err elf_check_ehdr(const void *buf, size_t len, uint64_t file_size, Elf64_Ehdr *eh);

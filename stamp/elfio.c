@@ -178,9 +178,9 @@ int elf_facts_read(const unsigned char *buf, size_t len, struct elf_facts *f, ch
 	memset(f, 0, sizeof(*f));
 	f->size = len;
 	policy_unset(&f->policy);
-	switch (elf_check_ident(buf, len)) {
+	switch (elf_check_ident_ports(buf, len)) {
 	case ELF_OK: break;
-	case ELF_BAD_MACHINE: return fail(why, whylen, "not an " ARCH_NAME " program");
+	case ELF_BAD_MACHINE: return fail(why, whylen, "not " ELF_PORTS_NAME);
 	default: return fail(why, whylen, "not an ELF file");
 	}
 	if (elf_version(EV_CURRENT) == EV_NONE)

@@ -384,9 +384,25 @@ static int report(long pid, enum mode mode, int first)
 	if (mode == M_JSON) {
 		print_json(pid, comm ? comm : "", exe ? exe : "", &s, &bl);
 	} else {
+		/* The header names the program, not the loader an ordinary
+		 * user's process runs through (its exe link). */
+		char *shown = exe;
+		if (exe && proc_runs_loader(pid, &loaders)) {
+			int fd;
+			char *prog = program_of(pid, cache_dir, &loaders, &fd);
+			if (fd >= 0)
+				close(fd);
+			size_t n = strlen(prog) + strlen(exe) + 16;
+			shown = *prog ? malloc(n) : NULL;
+			if (shown)
+				snprintf(shown, n, "%s (through %s)", prog, exe);
+			free(prog);
+		}
 		if (!first)
 			putchar('\n');
-		print_human(pid, comm ? comm : "", exe ? exe : "", &s, &bl);
+		print_human(pid, comm ? comm : "", shown ? shown : exe ? exe : "", &s, &bl);
+		if (shown != exe)
+			free(shown);
 	}
 	blocks_free(&bl);
 	free(comm);

@@ -259,7 +259,27 @@ refused() {
 	no_temp_left "$(dirname "$1")"
 }
 
-@test "refused: not ELF, not x86-64, a library, an object file, a core-type file" {
+# A cross build stamps at build time (#55): the x86-64 tiexec-stamp stamps,
+# checks and unstamps an arm64 program, byte for byte as the arm64 one
+# would (the stamp is the same bytes on every machine).  The arm64 rows of
+# tests/98-kernels.bats run such a program through the rule in the guests.
+@test "another machine's program (arm64): stamped, checked and unstamped exactly, as on that machine" {
+	cp "$FIXTURES/probe-pie" "$T/arm"
+	poke "$T/arm" 18 'S<' 183   # EM_AARCH64: the stamp reads no code
+	cp "$T/arm" "$T/arm.orig"
+	run "$STAMP" --strategy=thp --min-text=0 "$T/arm"
+	[ "$status" -eq 0 ]
+	same "$T/arm: stamped: strategy=thp min-text=0 round-out=no lazy=no" "$("$STAMP" --check "$T/arm")"
+	# the same bytes as this machine's program stamped with the same policy
+	cp "$FIXTURES/probe-pie" "$T/x"
+	"$STAMP" --strategy=thp --min-text=0 "$T/x" >/dev/null
+	poke "$T/x" 18 'S<' 183
+	cmp "$T/x" "$T/arm"
+	"$STAMP" --remove "$T/arm"
+	cmp "$T/arm.orig" "$T/arm"
+}
+
+@test "refused: not ELF, not a machine tiexec runs on, a library, an object file, a core-type file" {
 	printf '#!/bin/sh\necho hi\n' >"$T/script"
 	refused "$T/script" "not an ELF file"
 	: >"$T/empty"
@@ -267,13 +287,13 @@ refused() {
 
 	cp "$FIXTURES/probe-pie" "$T/elf32"
 	poke "$T/elf32" 4 C 1   # ELFCLASS32
-	refused "$T/elf32" "not an x86-64 program"
+	refused "$T/elf32" "not an x86-64 or arm64 program"
 	cp "$FIXTURES/probe-pie" "$T/be"
 	poke "$T/be" 5 C 2   # ELFDATA2MSB
-	refused "$T/be" "not an x86-64 program"
-	cp "$FIXTURES/probe-pie" "$T/arm"
-	poke "$T/arm" 18 'S<' 183   # EM_AARCH64
-	refused "$T/arm" "not an x86-64 program"
+	refused "$T/be" "not an x86-64 or arm64 program"
+	cp "$FIXTURES/probe-pie" "$T/ppc"
+	poke "$T/ppc" 18 'S<' 21   # EM_PPC64
+	refused "$T/ppc" "not an x86-64 or arm64 program"
 
 	echo 'int f(void) { return 1; }' >"$T/l.c"
 	gcc -shared -fPIC -o "$T/l.so" "$T/l.c"

@@ -123,6 +123,30 @@ rpm_files() {
 	if grep -E '^[EW]: ' <<<"$output"; then return 1; fi
 }
 
+# The Debian build installs its units where tiexec.install says, also on a
+# build machine without systemd.pc (#55: a cross build's had none, and
+# dh_install stopped on lib/systemd/system/... missing).  Configured as
+# debian/rules configures it, with every .pc file but systemd's.
+@test "the units go where tiexec.install names them, with or without systemd.pc" {
+	local pc=$BATS_TEST_TMPDIR/pc args f
+	mkdir "$pc"
+	for f in $(pkg-config --variable pc_path pkg-config | tr : ' '); do
+		[ -d "$f" ] && find "$f" -maxdepth 1 -name '*.pc' ! -name 'systemd.pc' -exec ln -sf {} "$pc/" \;
+	done
+	! PKG_CONFIG_LIBDIR=$pc pkg-config --exists systemd || false
+	args=$(sed -n 's/^\tdh_auto_configure -- //p' "$ROOT/packaging/debian/rules" | sed 's/\$(BPF)/disabled/')
+	[[ "$args" == *-Dsystemdunitdir=* ]]
+	# shellcheck disable=SC2086 # the rules' words
+	PKG_CONFIG_LIBDIR=$pc meson setup --prefix=/usr $args -Dman=disabled "$BATS_TEST_TMPDIR/b" "$ROOT" >/dev/null
+	meson introspect --installed "$BATS_TEST_TMPDIR/b" >"$BATS_TEST_TMPDIR/installed.json"
+	local unit n=0
+	for unit in $(grep '^lib/systemd/system/' "$ROOT/packaging/debian/tiexec.install"); do
+		grep -qF "\"/$unit\"" "$BATS_TEST_TMPDIR/installed.json"
+		n=$((n + 1))
+	done
+	[ "$n" -eq 5 ]
+}
+
 @test "the RPMs hold the same files as the .debs" {
 	local debs rpms
 	debs=$(deb_files "$PKG"/tiexec_*_amd64.deb "$PKG"/tiexec-trace_*_amd64.deb)
