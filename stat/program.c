@@ -24,43 +24,78 @@ int path_in_cache(const char *path, const char *cache_dir)
 	return n && !strncmp(path, cache_dir, n) && path[n] == '/';
 }
 
-/* The file mapping at addr in the process (maps, its text): its path
- * (malloc'ed) and, into *fd, the file itself, opened through the kernel's
- * map_files link (the very file, whatever its path names now; root), or
- * else by its path as the process's owner could, and checked to be the
- * mapped inode.  NULL when no file is mapped there, or it is a loader's or
- * a text cache entry.  Only what the kernel says: which file is mapped
- * where, never a name the process wrote (an [anon:...] name, its
- * environment). */
+/* Whether the maps line m is a file a program may be: a file, not one of
+ * the loaders and not a text cache entry. */
+static int program_file(const struct maps_line *m, const char *cache_dir, const struct loaders *ld)
+{
+	char p[PATH_MAX];
+
+	if (!m->path_len || m->path[0] != '/' || m->path_len >= sizeof(p) || maps_line_deleted(m) ||
+	    loaders_map(ld, m->maj, m->min, m->ino))
+		return 0;
+	memcpy(p, m->path, m->path_len);
+	p[m->path_len] = '\0';
+	return !path_in_cache(p, cache_dir);
+}
+
+/* The file of maps line m in process pid, malloc'ed, and into *fd the file
+ * itself: opened through the kernel's map_files link (the very file,
+ * whatever its path names now; root), or else by its path as the
+ * process's owner could, and checked to be the mapped inode. */
+static char *open_mapped(long pid, const struct maps_line *m, int *fd)
+{
+	char lnk[96], *p = strndup(m->path, m->path_len);
+	struct stat st;
+
+	if (!p)
+		return NULL;
+	snprintf(lnk, sizeof(lnk), "/proc/%ld/map_files/%" PRIx64 "-%" PRIx64, pid, m->lo, m->hi);
+	*fd = open(lnk, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (*fd < 0)
+		*fd = proc_open_as_owner(pid, p);
+	if (*fd >= 0 && (fstat(*fd, &st) != 0 || (uint64_t)st.st_ino != m->ino)) {
+		close(*fd);
+		*fd = -1;
+	}
+	return p;
+}
+
+/* The program whose text is at addr in the process (maps, its text): the
+ * file mapped there; or, where that text is tiexec's copy (anonymous) or
+ * a text cache entry, the program's own file mapped next to it (its data
+ * above, else its headers below).  Only what the kernel says, which file
+ * is mapped where: never a name the process wrote (an [anon:...] name, its
+ * environment).  malloc'ed with its file in *fd (open_mapped), or NULL. */
 static char *file_at(long pid, const char *maps, uint64_t addr, const char *cache_dir, const struct loaders *ld,
 		     int *fd)
 {
+	struct maps_line m, below = { 0 };
+	int hit = 0, have_below = 0;
+
 	for (const char *l = maps; *l;) {
 		const char *eol = strchr(l, '\n');
 		size_t len = eol ? (size_t)(eol - l) : strlen(l);
-		struct maps_line m;
-		if (maps_line(l, len, &m) && addr >= m.lo && addr < m.hi) {
-			if (!m.path_len || m.path[0] != '/' || maps_line_deleted(&m) || loaders_map(ld, m.maj, m.min, m.ino))
-				return NULL;
-			char *p = strndup(m.path, m.path_len), lnk[96];
-			if (!p || path_in_cache(p, cache_dir)) {
-				free(p);
-				return NULL;
-			}
-			snprintf(lnk, sizeof(lnk), "/proc/%ld/map_files/%" PRIx64 "-%" PRIx64, pid, m.lo, m.hi);
-			*fd = open(lnk, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-			if (*fd < 0)
-				*fd = proc_open_as_owner(pid, p);
-			struct stat st;
-			if (*fd >= 0 && (fstat(*fd, &st) != 0 || (uint64_t)st.st_ino != m.ino)) {
-				close(*fd);
-				*fd = -1;
-			}
-			return p;
-		}
 		l += len + (eol != NULL);
+		if (!maps_line(l - len - (eol != NULL), len, &m))
+			continue;
+		int prog = program_file(&m, cache_dir, ld);
+		if (!hit && addr >= m.lo && addr < m.hi) {
+			if (prog)
+				return open_mapped(pid, &m, fd);
+			if (m.path_len && ((m.path[0] == '[' && strncmp(m.path, "[anon:", 6)) ||
+					   loaders_map(ld, m.maj, m.min, m.ino)))
+				return NULL; /* [stack], [vdso], the loader: no program's */
+			hit = 1;
+			continue;
+		}
+		if (hit && prog)
+			return open_mapped(pid, &m, fd);
+		if (!hit && prog) {
+			below = m;
+			have_below = 1;
+		}
 	}
-	return NULL;
+	return hit && have_below ? open_mapped(pid, &below, fd) : NULL;
 }
 
 /* The program of a process that runs the loader, from its aux vector: the

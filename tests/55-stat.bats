@@ -414,6 +414,17 @@ status 1" "$(no_size "$output")"
 	run env TIEXEC_CACHE= TIEXEC_LOADER="$W/tiexec" "$STAT" "$CPID"
 	[[ "${lines[0]}" == "PID $CPID ("*") $W/big (through $W/tiexec)" ]]
 	stop
+	# Its headers and entry point in the text, copied (arm64's layout:
+	# one R+X segment from offset 0): neither AT_ENTRY nor AT_PHDR lies in
+	# a file mapping; the program is the file mapped beside its copy (#55).
+	CC="gcc -Wl,-z,noseparate-code" "$ROOT/tests/fixtures/gentext.sh" "$W/onex" 8 pie 2>/dev/null
+	chmod a+rx "$W/onex"
+	start setpriv --reuid=65534 --regid=65534 --clear-groups env TIEXEC_CACHE= "$W/tiexec" --strategy=thp "$W/onex"
+	grep -q '^[0-9a-f]*-[0-9a-f]* r-xp 00000000 00:00 0 ' "/proc/$CPID/maps" # the copied head, entry and headers
+	run env TIEXEC_CACHE= TIEXEC_LOADER="$W/tiexec" "$STAT" --check "$CPID"
+	echo "$output"
+	[[ "$output" == "$CPID $W/onex: "* ]]
+	stop
 }
 
 @test "--check PID: an ordinary user's forked child that wrote a process title over its environment" {
