@@ -9,6 +9,7 @@
 #include "arch_reloc.h" /* ARCH_ELF_MACHINE, ARCH_NAME */
 #include "tap.h"
 
+#include "elfcheck.h"
 #include "elfio.h"
 #include "note.h"
 
@@ -356,10 +357,18 @@ static void test_image(void)
 		   kind == REMOVE_BIT && get32(back + 68) == (PF_R | PF_X) && backlen == len,
 	   "  --remove clears it");
 	free(back);
+	/* Another port's program is read (a cross build stamps it); a
+	 * machine tiexec has no port for, or 32-bit, is refused. */
+	orig[18] = EM_AARCH64 == ARCH_ELF_MACHINE ? EM_X86_64 : EM_AARCH64;
+	ok(elf_facts_read(orig, len, &f, why, sizeof(why)) == 0, "another port's program: read");
+	orig[18] = EM_PPC64;
+	ok(elf_facts_read(orig, len, &f, why, sizeof(why)) == -1 && strcmp(why, "not " ELF_PORTS_NAME) == 0,
+	   "ppc64: not a port's");
+	orig[18] = (unsigned char)ARCH_ELF_MACHINE;
 	orig[EI_CLASS] = ELFCLASS32;
 	ok(elf_facts_read(orig, len, &f, why, sizeof(why)) == -1 &&
-		   strcmp(why, "not an " ARCH_NAME " program") == 0,
-	   "32-bit: not " ARCH_NAME);
+		   strcmp(why, "not " ELF_PORTS_NAME) == 0,
+	   "32-bit: not " ELF_PORTS_NAME);
 	ok(elf_facts_read((const unsigned char *)"#!/bin/sh\n", 10, &f, why, sizeof(why)) == -1 &&
 		   strcmp(why, "not an ELF file") == 0,
 	   "a script: not ELF");

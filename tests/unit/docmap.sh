@@ -1,0 +1,29 @@
+#!/bin/bash
+# docs/hacking.md's map of the source against the tree (TAP): every C file
+# of the loader, the shared layer and the tools is named there (a header
+# counts through its .c file of the same name), and every file it names
+# in `backquotes` exists.  So the map a newcomer reads stays true.
+# Usage: docmap.sh [SOURCE-DIR]
+set -uo pipefail
+root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
+cd "$root" || exit 2
+doc=docs/hacking.md
+# Names the map may use that are not files of the tree: libbpf's header.
+foreign=" bpf_tracing.h vmlinux.h "
+missing=() gone=()
+while IFS= read -r f; do
+	b=${f##*/}
+	[[ $f == *.h && -e ${f%.h}.c ]] && continue
+	grep -qF "$b" "$doc" || missing+=("$f")
+done < <(find interp common stat warm stamp bpf -name '*.[ch]' | sort)
+while IFS= read -r n; do
+	[[ $foreign == *" ${n##*/} "* ]] && continue
+	[ -n "$(find interp common stat warm stamp bpf packaging scripts tests -name "${n##*/}" -print)" ] || gone+=("$n")
+done < <(grep -o '`[A-Za-z0-9_./-]*\.[ch]`' "$doc" | tr -d '`' | sort -u)
+st=0
+if [ ${#missing[@]} -eq 0 ]; then echo "ok 1 - every source file is in $doc"; else
+	echo "not ok 1 - every source file is in $doc"; printf '#   not named: %s\n' "${missing[@]}"; st=1; fi
+if [ ${#gone[@]} -eq 0 ]; then echo "ok 2 - every file $doc names exists"; else
+	echo "not ok 2 - every file $doc names exists"; printf '#   no such file: %s\n' "${gone[@]}"; st=1; fi
+echo "1..2"
+exit $st
