@@ -193,7 +193,7 @@ loop_sum() {
 	[ "$HUGE_KB" -gt "$(inner_kb)" ] # the head piece was rounded out
 }
 
-@test "hugetlb: copies into the reserved pool" {
+@test "hugetlb: copies into the reserved pool (vm.nr_hugepages set, restored)" {
 	echo 40 >/proc/sys/vm/nr_hugepages
 	[ "$(cat /proc/sys/vm/nr_hugepages)" -ge 33 ] ||
 		skip_unsupported "could not reserve 33 huge pages (memory fragmented)"
@@ -207,7 +207,7 @@ loop_sum() {
 	[ "$(loop_sum "$TIEXEC" --strategy=hugetlb "$D/big-pie")" = "$(loop_sum "$D/big-pie")" ]
 }
 
-@test "hugetlb: an empty pool falls back to 4 KiB pages and says why" {
+@test "hugetlb: an empty pool falls back to 4 KiB pages and says why (vm.nr_hugepages set, restored)" {
 	echo 0 >/proc/sys/vm/nr_hugepages
 	run_t "$TIEXEC" -v --strategy=hugetlb "$D/big-pie" report
 	[ "$status" -eq 0 ]
@@ -217,7 +217,7 @@ loop_sum() {
 	[[ "$output" == *"0.0 of 64.0 MiB text on 2 MiB pages"* ]]
 }
 
-@test "THP set to never: thp falls back and says why, file still works" {
+@test "THP set to never: thp falls back and says why, file still works (machine-wide THP set, restored)" {
 	echo never >/sys/kernel/mm/transparent_hugepage/enabled
 	run_t "$TIEXEC" -v --strategy=thp "$D/big-pie" report
 	[ "$status" -eq 0 ]

@@ -100,7 +100,7 @@ shmem_off() {
 	done
 }
 
-@test "MemoryDenyWriteExecute: hugetlb, and thp where shmem THP is allowed, copy through a memfd" {
+@test "MemoryDenyWriteExecute: hugetlb, and thp where shmem THP is allowed, copy through a memfd (machine settings set, restored)" {
 	want=$(sum_of "$("$D/big-pie" loop 2000)")
 	echo 40 >/proc/sys/vm/nr_hugepages
 	[ "$(cat /proc/sys/vm/nr_hugepages)" -ge 33 ] ||
@@ -171,7 +171,7 @@ in_cg() {
 
 # ---- per-size THP switches ----------------------------------------------------
 
-@test "2 MiB THP disabled per size: thp names the switch and copies nothing" {
+@test "2 MiB THP disabled per size: thp names the switch and copies nothing (machine-wide THP set, restored)" {
 	[ -f "$THP2M" ] || skip "no per-size THP switches (mTHP, Linux 6.8)"
 	echo never >"$THP2M"
 	run_t "$D/peakrss" "$TIEXEC" -v --strategy=thp "$D/big-pie" loop 10

@@ -69,8 +69,11 @@ hello_with_interp() {
 @test "an interpreter on a noexec mount: refused like a direct exec" {
 	mkdir "$T/mnt"
 	hello_with_interp "$T/prog" "$T/mnt/ld.so"
-	# A private mount namespace: the tmpfs goes away with it.
-	run_t unshare -m sh -c '
+	# A private mount namespace: the tmpfs goes away with it (an ordinary
+	# user's needs a user namespace of its own to mount in).
+	local ns=(unshare -m)
+	[ "$(id -u)" = 0 ] || ns=(unshare -Urm)
+	run_t "${ns[@]}" sh -c '
 		mount -t tmpfs -o noexec,mode=0755 none "$1/mnt" || exit 99
 		cp /lib64/ld-linux-x86-64.so.2 "$1/mnt/ld.so"
 		s=0; "$2" "$1/prog" >/dev/null 2>&1 || s=$?; echo "direct $s"

@@ -174,7 +174,7 @@ first_line() {
 	grep -qE '^tiexec-trace: [0-9]+ events, 0 dropped$' "$O/err"
 }
 
-@test "trace: THP set to never with --strategy=thp: the fallback reason" {
+@test "trace: THP set to never with --strategy=thp: the fallback reason (machine-wide THP set, restored)" {
 	[ -w "$THP" ] || skip_unsupported "cannot change $THP"
 	start_trace --json --loader "$LOADER"
 	echo never >"$THP"
