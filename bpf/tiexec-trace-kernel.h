@@ -21,7 +21,7 @@ typedef int pid_t;
 #define CORE __attribute__((preserve_access_index))
 
 /* The architecture's struct pt_regs, as bpf_tracing.h's PT_REGS_* macros
- * name its fields (interp/arch/<cpu>/arch_bpf.h). */
+ * name its fields (arch/<cpu>/arch_bpf.h). */
 #include "arch_bpf.h"
 
 struct super_block {

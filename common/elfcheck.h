@@ -72,7 +72,7 @@ struct elf_info {
 #define ELF_IDENT_BYTES 20
 enum elf_err elf_check_ident(const void *buf, size_t len);
 
-/* The same for a file of any machine tiexec has a port for (interp/arch:
+/* The same for a file of any machine tiexec has a port for (arch:
  * x86-64, arm64), whatever machine asks: tiexec-stamp, so that a cross
  * build stamps its programs at build time.  The stamp is the same bytes on
  * every machine (mark.h); the binfmt_misc rule of the program's machine

@@ -1,5 +1,5 @@
 /* The final stage's data as both the C code and each arch's asm
- * (interp/arch/<cpu>/arch_final.h) read it: one layout for every port,
+ * (arch/<cpu>/arch_final.h) read it: one layout for every port,
  * the registers the program starts with (struct arch_regs, ARCH_REGS_SIZE
  * bytes: arch_entry.h) the only part that is the arch's.  The AF_*
  * offsets are plain sums, so that the asm can take them as displacements

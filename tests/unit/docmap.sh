@@ -15,10 +15,10 @@ while IFS= read -r f; do
 	b=${f##*/}
 	[[ $f == *.h && -e ${f%.h}.c ]] && continue
 	grep -qF "$b" "$doc" || missing+=("$f")
-done < <(find interp common stat warm stamp bpf -name '*.[ch]' | sort)
+done < <(find arch interp common stat warm stamp bpf -name '*.[ch]' | sort)
 while IFS= read -r n; do
 	[[ $foreign == *" ${n##*/} "* ]] && continue
-	[ -n "$(find interp common stat warm stamp bpf packaging scripts tests -name "${n##*/}" -print)" ] || gone+=("$n")
+	[ -n "$(find arch interp common stat warm stamp bpf packaging scripts tests -name "${n##*/}" -print)" ] || gone+=("$n")
 done < <(grep -o '`[A-Za-z0-9_./-]*\.[ch]`' "$doc" | tr -d '`' | sort -u)
 st=0
 if [ ${#missing[@]} -eq 0 ]; then echo "ok 1 - every source file is in $doc"; else

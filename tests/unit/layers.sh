@@ -88,6 +88,19 @@ check() { # check KIND NAME OBJDIR...
 	ok "${#wrong[@]}" "$name: dependencies point down (main -> files -> common/)" "${wrong[@]}"
 }
 
+# The includes: the arch layer (arch/) and the shared layer sit below the
+# loader and the tools, so neither the shared layer nor a tool takes a
+# header from the loader's directory, by include path or by a relative
+# #include.
+src=$(cd "$(dirname "$0")/../.." && pwd)
+up=()
+for d in common stamp stat warm; do
+	while IFS= read -r l; do up+=("$l"); done < <(grep -Hn -E "include_directories\([^)]*interp|['\"]\.\./interp" "$src/$d/meson.build" |
+		sed "s|^$src/||")
+	while IFS= read -r l; do up+=("$l"); done < <(grep -Hn -E '^#include ["<](\.\./)*interp/' "$src/$d"/*.[ch] | sed "s|^$src/||")
+done
+ok "${#up[@]}" "the shared layer and the tools include nothing from interp/" "${up[@]}"
+
 kind=loader
 for arg in "$@"; do
 	IFS=, read -r -a dirs <<<"${arg#*=}"

@@ -1,4 +1,4 @@
-/* The final stage's munmap gadgets (interp/arch/<cpu>/arch_final.h):
+/* The final stage's munmap gadgets (arch/<cpu>/arch_final.h):
  * which byte sequences count as a gadget, which registers they zero, and
  * whether such a gadget may end a return from the preinit call (only
  * registers a call may change).  x86-64: "syscall; xor r, r...; ret", the

@@ -2,7 +2,7 @@
  * (or returns into ld.so after the hook), the copy of the initial stack
  * block that precedes it, and what the portable code needs to find a
  * gadget for its last munmap.  final.c is the only file that expands the
- * asm.  The contract is x86-64's (interp/arch/x86_64/arch_final.h); what
+ * asm.  The contract is x86-64's (arch/x86_64/arch_final.h); what
  * differs is said here. */
 #pragma once
 
