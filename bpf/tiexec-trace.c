@@ -70,7 +70,81 @@ static void usage(FILE *f)
 		"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n");
 }
 
-int main(int argc, char **argv)
+/* One option (getopt_long's c, with optarg) into t.  -1 to go on, or the
+ * exit status: 0 for --help and --version, 2 for a bad value. */
+static int option(int c, const char *arg, struct trace *t)
+{
+	struct trace_opts *o = &t->opt;
+	char *end;
+	unsigned long v;
+
+	switch (c) {
+	case 'j': o->json = true; return -1;
+	case 'a': o->all = true; return -1;
+	case 'l': o->loader = arg; return -1;
+	case 'v': o->verbose = true; return -1;
+	case 'n': o->name = arg; return -1;
+	case 'x': o->failed = true; return -1;
+	case 'C':
+		t->counters.path = arg;
+		t->counters.dirty = true;
+		return -1;
+	case 'd':
+		errno = 0;
+		o->duration_s = strtod(arg, &end);
+		if (!errno && end != arg && !*end && o->duration_s > 0)
+			return -1;
+		err("--duration: not a positive number of seconds: %s", arg);
+		return 2;
+	case 'b':
+		v = strtoul(arg, &end, 10);
+		if (end != arg && !*end && v && v <= 1024 && !(v & (v - 1))) {
+			o->buffer_mib = (unsigned)v;
+			return -1;
+		}
+		err("--buffer-mib: not a power of two from 1 to 1024: %s", arg);
+		return 2;
+	case 't': {
+		int m = !strcmp(arg, "auto") ? TP_AUTO : !strcmp(arg, "btf") ? TP_BTF : !strcmp(arg, "classic") ? TP_CLASSIC : -1;
+		if (m >= 0) {
+			o->tp = (enum tp_mode)m;
+			return -1;
+		}
+		err("--tracepoint: auto, btf or classic, not %s", arg);
+		return 2;
+	}
+	case 'u': {
+		struct passwd *pw = getpwnam(arg);
+		v = strtoul(arg, &end, 10);
+		if (pw || (end != arg && !*end && v <= UINT32_MAX)) {
+			o->uid = pw ? (long)pw->pw_uid : (long)v;
+			return -1;
+		}
+		err("--uid: not a user name or number: %s", arg);
+		return 2;
+	}
+	case 'p':
+		v = strtoul(arg, &end, 10);
+		if (end != arg && !*end && v && v <= UINT32_MAX) {
+			o->pid = (long)v;
+			return -1;
+		}
+		err("--pid: not a process ID: %s", arg);
+		return 2;
+	case 'V':
+		printf(PROG " %s\n", TIEXEC_VERSION);
+		return 0;
+	case 'h':
+		usage(stdout);
+		return 0;
+	default:
+		usage(stderr);
+		return 2;
+	}
+}
+
+/* The command line into t: -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct trace *t)
 {
 	static const struct option lopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -89,117 +163,39 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct trace t = { .opt = { .buffer_mib = 4, .uid = -1, .pid = -1 } };
-	struct trace_opts *o = &t.opt;
-	struct tiexec_trace_bpf *skel = NULL;
-	struct ring_buffer *rb = NULL;
-	struct stat st;
-	char *end;
-	int c, status = 1;
+	int c, r;
 
-	while ((c = getopt_long(argc, argv, "vhu:p:n:x", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			o->json = true;
-			break;
-		case 'a':
-			o->all = true;
-			break;
-		case 'd':
-			errno = 0;
-			o->duration_s = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o->duration_s > 0)) {
-				err("--duration: not a positive number of seconds: %s", optarg);
-				return 2;
-			}
-			break;
-		case 'l':
-			o->loader = optarg;
-			break;
-		case 'b': {
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (end == optarg || *end || v == 0 || v > 1024 || (v & (v - 1))) {
-				err("--buffer-mib: not a power of two from 1 to 1024: %s", optarg);
-				return 2;
-			}
-			o->buffer_mib = (unsigned)v;
-			break;
-		}
-		case 't':
-			if (!strcmp(optarg, "auto"))
-				o->tp = TP_AUTO;
-			else if (!strcmp(optarg, "btf"))
-				o->tp = TP_BTF;
-			else if (!strcmp(optarg, "classic"))
-				o->tp = TP_CLASSIC;
-			else {
-				err("--tracepoint: auto, btf or classic, not %s", optarg);
-				return 2;
-			}
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'u': {
-			struct passwd *pw = getpwnam(optarg);
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (pw)
-				o->uid = (long)pw->pw_uid;
-			else if (end != optarg && !*end && v <= UINT32_MAX)
-				o->uid = (long)v;
-			else {
-				err("--uid: not a user name or number: %s", optarg);
-				return 2;
-			}
-			break;
-		}
-		case 'p': {
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (end == optarg || *end || v == 0 || v > UINT32_MAX) {
-				err("--pid: not a process ID: %s", optarg);
-				return 2;
-			}
-			o->pid = (long)v;
-			break;
-		}
-		case 'n':
-			o->name = optarg;
-			break;
-		case 'x':
-			o->failed = true;
-			break;
-		case 'C':
-			t.counters.path = optarg;
-			t.counters.dirty = true;
-			break;
-		case 'V':
-			printf(PROG " %s\n", TIEXEC_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
+	while ((c = getopt_long(argc, argv, "vhu:p:n:x", lopts, NULL)) != -1)
+		if ((r = option(c, optarg, t)) >= 0)
+			return r;
 	if (optind < argc) {
 		err("unexpected argument: %s", argv[optind]);
 		usage(stderr);
 		return 2;
 	}
+	return -1;
+}
 
+/* Whether this machine lets us trace at all: privileges, BTF. */
+static int can_trace(void)
+{
 	if (!privileged()) {
 		err("needs root (or CAP_BPF and CAP_PERFMON) to load eBPF programs");
-		return 1;
+		return 0;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
 		err("the kernel has no BTF (/sys/kernel/btf/vmlinux is missing): needs a kernel built with "
 		    "CONFIG_DEBUG_INFO_BTF");
-		return 1;
+		return 0;
 	}
-	if (find_loader(&t, &st) != 0)
-		return 1;
+	return 1;
+}
+
+/* The programs loaded with the tracepoint flavour asked for (auto: BTF,
+ * else the classic ones), or NULL. */
+static struct tiexec_trace_bpf *load(const struct trace_opts *o)
+{
+	struct tiexec_trace_bpf *skel = NULL;
 
 	libbpf_messages(o->verbose);
 	if (o->tp != TP_CLASSIC)
@@ -209,16 +205,15 @@ int main(int argc, char **argv)
 			err("BTF tracepoints unavailable: trying the classic ones");
 		skel = open_and_load(o, false);
 	}
-	if (!skel)
-		return 1;
+	return skel;
+}
 
-	/* The loader's identity before the exec tracepoint, so that no exec
-	 * of it goes unseen; its probes with it. */
-	t.usdt_on = follow(&t, skel, &st);
-	skel->bss->usdt_attached = t.usdt_on;
-	skel->bss->libs_attached = t.libs_on;
-
+/* sched_process_exec and _exit attached, in the flavour that loaded.
+ * 0, or -1 (said). */
+static int attach_exec(struct tiexec_trace_bpf *skel)
+{
 	struct bpf_program *exec_p = skel->progs.exec_btf, *exit_p = skel->progs.exit_btf;
+
 	if (!bpf_program__autoload(exec_p)) {
 		exec_p = skel->progs.exec_classic;
 		exit_p = skel->progs.exit_classic;
@@ -232,21 +227,20 @@ int main(int argc, char **argv)
 				    access("/sys/kernel/debug/tracing/events", F_OK) != 0
 			    ? " (classic tracepoints need tracefs: mount -t tracefs tracefs /sys/kernel/tracing)"
 			    : "");
-		goto out;
+		return -1;
 	}
 	skel->links.exit_btf = bpf_program__attach(exit_p);
 	if (!skel->links.exit_btf) {
 		err("cannot attach to sched_process_exit: %s", strerror(errno));
-		goto out;
+		return -1;
 	}
+	return 0;
+}
 
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle, &t, NULL);
-	if (!rb) {
-		err("cannot set up the ring buffer: %s", strerror(errno));
-		goto out;
-	}
-
+static void on_signals(void)
+{
 	struct sigaction sa;
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -254,47 +248,80 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGPIPE, &sa, NULL);
+}
 
+/* Events until --duration, a signal or a failed write; once a second the
+ * loader's path, held rows, counters and drops.  0, or 1 (said). */
+static int run(struct trace *t, struct tiexec_trace_bpf *skel, struct ring_buffer *rb)
+{
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), last_check = t0, drops_seen = 0;
+	uint64_t limit = t->opt.duration_s > 0 ? (uint64_t)(t->opt.duration_s * 1e9) : 0;
+
+	while (!stop && !t->output_failed) {
+		int n = ring_buffer__poll(rb, 100);
+		if (n < 0 && n != -EINTR) {
+			err("reading the ring buffer: %s", strerror(-n));
+			return 1;
+		}
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		if (limit && now - t0 >= limit)
+			break;
+		if (now - last_check < 1000000000ull)
+			continue;
+		last_check = now;
+		watch_check(t, skel);
+		flush_pending(t, false);
+		counters_write(&t->counters);
+		uint64_t d = read_dropped(skel);
+		if (d != drops_seen) {
+			err("%llu events dropped so far (ring buffer full: see --buffer-mib)", (unsigned long long)d);
+			drops_seen = d;
+		}
+	}
+	ring_buffer__consume(rb);
+	flush_pending(t, true);
+	counters_write(&t->counters);
+	uint64_t d = read_dropped(skel);
+	if (t->opt.json)
+		printf("{\"dropped\":%llu}\n", (unsigned long long)d);
+	fflush(stdout);
+	err("%llu events, %llu dropped", t->nrows, (unsigned long long)d);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct trace t = { .opt = { .buffer_mib = 4, .uid = -1, .pid = -1 } };
+	struct tiexec_trace_bpf *skel = NULL;
+	struct ring_buffer *rb = NULL;
+	struct stat st;
+	int status = parse_args(argc, argv, &t);
+
+	if (status >= 0)
+		return status;
+	if (!can_trace() || find_loader(&t, &st) != 0 || !(skel = load(&t.opt)))
+		return 1;
+	/* The loader's identity before the exec tracepoint, so that no exec
+	 * of it goes unseen; its probes with it. */
+	t.usdt_on = follow(&t, skel, &st);
+	skel->bss->usdt_attached = t.usdt_on;
+	skel->bss->libs_attached = t.libs_on;
+	status = 1;
+	if (attach_exec(skel) != 0)
+		goto out;
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle, &t, NULL);
+	if (!rb) {
+		err("cannot set up the ring buffer: %s", strerror(errno));
+		goto out;
+	}
+	on_signals();
 	t.realtime_minus_boot_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME));
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	print_header(&t);
 	fflush(stdout);
 	err("tracing (loader %s, dev %u:%u, inode %llu%s)", t.loader_path, major(st.st_dev), minor(st.st_dev),
 	    (unsigned long long)st.st_ino, t.usdt_on ? "" : ", no USDT");
-
-	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), last_check = t0, drops_seen = 0;
-	uint64_t limit = o->duration_s > 0 ? (uint64_t)(o->duration_s * 1e9) : 0;
-	while (!stop && !t.output_failed) {
-		int n = ring_buffer__poll(rb, 100);
-		if (n < 0 && n != -EINTR) {
-			err("reading the ring buffer: %s", strerror(-n));
-			goto out;
-		}
-		uint64_t now = clock_ns(CLOCK_MONOTONIC);
-		if (limit && now - t0 >= limit)
-			break;
-		if (now - last_check >= 1000000000ull) {
-			last_check = now;
-			watch_check(&t, skel);
-			flush_pending(&t, false);
-			counters_write(&t.counters);
-			uint64_t d = read_dropped(skel);
-			if (d != drops_seen) {
-				err("%llu events dropped so far (ring buffer full: see --buffer-mib)",
-				    (unsigned long long)d);
-				drops_seen = d;
-			}
-		}
-	}
-	ring_buffer__consume(rb);
-	flush_pending(&t, true);
-	counters_write(&t.counters);
-	uint64_t d = read_dropped(skel);
-	if (o->json)
-		printf("{\"dropped\":%llu}\n", (unsigned long long)d);
-	fflush(stdout);
-	err("%llu events, %llu dropped", t.nrows, (unsigned long long)d);
-	status = 0;
+	status = run(&t, skel, rb);
 out:
 	ring_buffer__free(rb);
 	watch_close(&t.watch);

@@ -77,6 +77,15 @@ static int next_data(int fd, uint64_t off, uint64_t size, uint64_t *lo, uint64_t
 	return *lo < *hi;
 }
 
+/* n bytes at off into b: by pread, or (a filter refusing it: the reason we
+ * may be here) by lseek and read.  Whether all of them came. */
+static int read_at(int fd, void *b, size_t n, uint64_t off)
+{
+	if (sys_pread(fd, b, n, off) == (long)n)
+		return 1;
+	return seek(fd, off, TX_SEEK_SET) == (long)off && sys_read(fd, b, n) == (long)n;
+}
+
 /* n entries of ent bytes at off, read in pieces: the largest end of
  * [word at at, + word at len) over them (a segment's or section's bytes in
  * the file), or 0.  Entries whose type word at tof is skip are passed
@@ -91,7 +100,7 @@ static uint64_t table_end(int fd, uint64_t off, uint64_t n, unsigned ent, unsign
 		return 0;
 	for (uint64_t i = 0; i < n;) {
 		uint64_t k = n - i < 64 ? n - i : 64;
-		if (sys_pread(fd, b, k * ent, off + i * ent) != (long)(k * ent))
+		if (!read_at(fd, b, k * ent, off + i * ent))
 			return 0;
 		for (uint64_t j = 0; j < k; j++) {
 			uint64_t o, l;
@@ -116,7 +125,7 @@ static uint64_t content_end(int fd)
 	uint64_t phoff, shoff, shnum, end = sizeof(eh), e;
 	uint16_t phent, phnum, shent, sn;
 
-	if (sys_pread(fd, eh, sizeof(eh), 0) != (long)sizeof(eh) || memcmp(eh, "\177ELF", 4) || eh[4] != 2)
+	if (!read_at(fd, eh, sizeof(eh), 0) || memcmp(eh, "\177ELF", 4) || eh[4] != 2)
 		return 0;
 	memcpy(&phoff, eh + 32, 8);
 	memcpy(&shoff, eh + 40, 8);
@@ -125,7 +134,7 @@ static uint64_t content_end(int fd)
 	memcpy(&shent, eh + 58, 2);
 	memcpy(&sn, eh + 60, 2);
 	shnum = sn;
-	if (shoff && !shnum && shent == 64 && sys_pread(fd, &shnum, 8, shoff + 32) != 8) /* e_shnum in sh_size */
+	if (shoff && !shnum && shent == 64 && !read_at(fd, &shnum, 8, shoff + 32)) /* e_shnum in sh_size */
 		return 0;
 	e = table_end(fd, phoff, phnum, phent, 8, 32, 0, 0xffffffffU); /* p_offset, p_filesz */
 	end = e > end ? e : end;
@@ -139,17 +148,27 @@ static uint64_t content_end(int fd)
 }
 
 /* Whether the program open at in may be copied: its size into *size, or
- * why not into *why. */
+ * why not into *why.  Every system call here has a second way, or is
+ * done without: a filter refusing any one of them (the reason we may be
+ * here) must leave a copy possible. */
 static int copyable(int in, uint64_t *size, const char **why)
 {
 	struct statx st;
 	uint64_t lo, hi, past = 0, end;
 
-	if (sys_statx(in, "", TX_AT_EMPTY_PATH, STATX_SIZE, &st) < 0 || !(end = content_end(in))) {
-		*why = "its ELF headers cannot be read";
-		return 0;
+	if (sys_statx(in, "", TX_AT_EMPTY_PATH, STATX_SIZE, &st) == 0) {
+		*size = st.stx_size;
+	} else {
+		long n = seek(in, 0, 2 /* SEEK_END */);
+		if (n < 0) {
+			*why = "its size cannot be read";
+			return 0;
+		}
+		*size = (uint64_t)n;
 	}
-	*size = st.stx_size;
+	end = content_end(in);
+	if (!end) /* headers unreadable: nothing to bound by, holes still kept */
+		return 1;
 	for (uint64_t off = end; next_data(in, off, *size, &lo, &hi); off = hi)
 		past += hi - lo;
 	if (past > TRAILER_MAX) {
