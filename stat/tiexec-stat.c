@@ -535,14 +535,16 @@ static int prometheus(const char *output)
 	return blind ? ST_FAILED : ST_OK;
 }
 
-int main(int argc, char **argv)
-{
-	const char *cd = getenv("TIEXEC_CACHE");
+/* What the command line asks for. */
+struct args {
+	int json, perf_map, advise, check, children, follow, prom;
+	const char *output;
+};
 
-	tx_page_set((uint64_t)sysconf(_SC_PAGESIZE)); /* geom.h */
-	if (cd)
-		cache_dir = cd;
-	loaders_find(&loaders, getenv("TIEXEC_LOADER"));
+/* The options into a; the index of the first operand, or -(exit status + 1)
+ * when the answer is given here (--help, --version, a bad option). */
+static int parse_options(int argc, char **argv, struct args *a)
+{
 	enum { O_JSON = 256, O_PERF_MAP, O_VERSION, O_ADVISE, O_CHECK, O_CHILDREN, O_FOLLOW, O_PROM, O_OUTPUT };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
@@ -557,76 +559,55 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	int json = 0, perf_map = 0, advise = 0, check = 0, children = 0, follow = 0, prom = 0, c, status = ST_OK, first = 1;
-	const char *output = NULL;
+	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
-		case O_JSON:
-			json = 1;
-			break;
-		case O_PERF_MAP:
-			perf_map = 1;
-			break;
-		case O_ADVISE:
-			advise = 1;
-			break;
-		case O_CHECK:
-			check = 1;
-			break;
-		case O_CHILDREN:
-			children = 1;
-			break;
-		case O_FOLLOW:
-			follow = 1;
-			break;
-		case O_PROM:
-			prom = 1;
-			break;
-		case O_OUTPUT:
-			output = optarg;
-			break;
+		case O_JSON: a->json = 1; break;
+		case O_PERF_MAP: a->perf_map = 1; break;
+		case O_ADVISE: a->advise = 1; break;
+		case O_CHECK: a->check = 1; break;
+		case O_CHILDREN: a->children = 1; break;
+		case O_FOLLOW: a->follow = 1; break;
+		case O_PROM: a->prom = 1; break;
+		case O_OUTPUT: a->output = optarg; break;
 		case 'h':
 			fputs(usage, stdout);
-			return ST_OK;
+			return -(ST_OK + 1);
 		case O_VERSION:
 			printf("tiexec-stat %s\n", TIEXEC_VERSION);
-			return ST_OK;
+			return -(ST_OK + 1);
 		default:
-			return bad_usage("bad option: '%s'", argv[optind - 1]);
+			return -(bad_usage("bad option: '%s'", argv[optind - 1]) + 1);
 		}
 	}
-	if (json + perf_map + advise + check + prom > 1)
-		return bad_usage("%s", prom ? "--prometheus goes alone" : "--json, --perf-map, --advise and --check do not go together");
-	if (output && !prom)
-		return bad_usage("%s", "--output goes with --prometheus");
-	if (prom)
-		return optind < argc ? bad_usage("%s", "--prometheus takes no PID") : prometheus(output);
-	if (optind >= argc)
-		return bad_usage("%s", advise ? "no PROG given" : "no PID given");
-	if (advise || check) {
-		for (int i = optind; i < argc; i++) {
-			int r = advise ? advise_print(argv[i], cache_dir)
-				: parse_pid(argv[i]) ? report(parse_pid(argv[i]), M_CHECK, 1)
-						     : check_prog(argv[i], cache_dir);
-			if (r != ST_OK)
-				status = ST_FAILED;
-		}
-		fflush(stdout);
-		return status;
-	}
-	if ((children || follow) && !perf_map)
-		return bad_usage("%s", "--children and --follow go with --perf-map");
-	for (int i = optind; i < argc; i++)
-		if (!parse_pid(argv[i]))
-			return bad_usage("'%s': not a process ID", argv[i]);
-	if (children || follow)
-		return perf_maps_of_tree(argv + optind, argc - optind, follow);
+	return optind;
+}
 
-	for (int i = optind; i < argc; i++) {
-		if (report(parse_pid(argv[i]), perf_map ? M_PERF_MAP : json ? M_JSON : M_HUMAN, first) !=
-		    ST_OK)
+/* --advise and --check: one line per argument (a PID or a program). */
+static int advise_or_check(char **v, int n, int advise)
+{
+	int status = ST_OK;
+
+	for (int i = 0; i < n; i++) {
+		int r = advise ? advise_print(v[i], cache_dir)
+			: parse_pid(v[i]) ? report(parse_pid(v[i]), M_CHECK, 1)
+					  : check_prog(v[i], cache_dir);
+		if (r != ST_OK)
+			status = ST_FAILED;
+	}
+	fflush(stdout);
+	return status;
+}
+
+/* The report (or --json, --perf-map) of each PID. */
+static int reports(char **v, int n, enum mode mode)
+{
+	int status = ST_OK, first = 1;
+
+	for (int i = 0; i < n; i++) {
+		if (report(parse_pid(v[i]), mode, first) != ST_OK)
 			status = ST_FAILED;
 		else
 			first = 0;
@@ -636,4 +617,36 @@ int main(int argc, char **argv)
 		return ST_FAILED;
 	}
 	return status;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cd = getenv("TIEXEC_CACHE");
+	struct args a = { 0 };
+
+	tx_page_set((uint64_t)sysconf(_SC_PAGESIZE)); /* geom.h */
+	if (cd)
+		cache_dir = cd;
+	loaders_find(&loaders, getenv("TIEXEC_LOADER"));
+	int first = parse_options(argc, argv, &a);
+	if (first < 0)
+		return -first - 1;
+	if (a.json + a.perf_map + a.advise + a.check + a.prom > 1)
+		return bad_usage("%s", a.prom ? "--prometheus goes alone" : "--json, --perf-map, --advise and --check do not go together");
+	if (a.output && !a.prom)
+		return bad_usage("%s", "--output goes with --prometheus");
+	if (a.prom)
+		return first < argc ? bad_usage("%s", "--prometheus takes no PID") : prometheus(a.output);
+	if (first >= argc)
+		return bad_usage("%s", a.advise ? "no PROG given" : "no PID given");
+	if (a.advise || a.check)
+		return advise_or_check(argv + first, argc - first, a.advise);
+	if ((a.children || a.follow) && !a.perf_map)
+		return bad_usage("%s", "--children and --follow go with --perf-map");
+	for (int i = first; i < argc; i++)
+		if (!parse_pid(argv[i]))
+			return bad_usage("'%s': not a process ID", argv[i]);
+	if (a.children || a.follow)
+		return perf_maps_of_tree(argv + first, argc - first, a.follow);
+	return reports(argv + first, argc - first, a.perf_map ? M_PERF_MAP : a.json ? M_JSON : M_HUMAN);
 }
