@@ -3,6 +3,7 @@
 
 #include <errno.h>
 
+#include "extent.h"
 #include "rt.h"
 #include "mark.h"
 #include "proc.h"
@@ -50,103 +51,6 @@ static void clear_mark(unsigned char *b, uint64_t off, long n)
  * signature, an archive a program appends to itself); a file with more,
  * which no direct exec would read, gets no copy. */
 #define TRAILER_MAX (16ULL << 20)
-#define TX_SEEK_SET 0
-#define TX_SEEK_DATA 3
-#define TX_SEEK_HOLE 4
-
-static long seek(int fd, uint64_t off, int whence)
-{
-	return SC(__NR_lseek, fd, off, whence, 0, 0, 0);
-}
-
-/* The next range of data at or after off, below size: [*lo, *hi), 1; or 0
- * when only holes are left.  A file system without SEEK_DATA: all data. */
-static int next_data(int fd, uint64_t off, uint64_t size, uint64_t *lo, uint64_t *hi)
-{
-	long d = off < size ? seek(fd, off, TX_SEEK_DATA) : -ENXIO;
-
-	if (d == -ENXIO)
-		return 0;
-	if (d < 0) {
-		*lo = off, *hi = size;
-		return 1;
-	}
-	long h = seek(fd, (uint64_t)d, TX_SEEK_HOLE);
-	*lo = (uint64_t)d;
-	*hi = h < 0 || (uint64_t)h > size ? size : (uint64_t)h;
-	return *lo < *hi;
-}
-
-/* n bytes at off into b: by pread, or (a filter refusing it: the reason we
- * may be here) by lseek and read.  Whether all of them came. */
-static int read_at(int fd, void *b, size_t n, uint64_t off)
-{
-	if (sys_pread(fd, b, n, off) == (long)n)
-		return 1;
-	return seek(fd, off, TX_SEEK_SET) == (long)off && sys_read(fd, b, n) == (long)n;
-}
-
-/* n entries of ent bytes at off, read in pieces: the largest end of
- * [word at at, + word at len) over them (a segment's or section's bytes in
- * the file), or 0.  Entries whose type word at tof is skip are passed
- * over (NOBITS sections: no bytes in the file). */
-static uint64_t table_end(int fd, uint64_t off, uint64_t n, unsigned ent, unsigned at, unsigned len, unsigned tof,
-			  uint32_t skip)
-{
-	static unsigned char b[64 * 64];
-	uint64_t end = 0;
-
-	if (ent < at + 8 || ent < len + 8 || ent > 64)
-		return 0;
-	for (uint64_t i = 0; i < n;) {
-		uint64_t k = n - i < 64 ? n - i : 64;
-		if (!read_at(fd, b, k * ent, off + i * ent))
-			return 0;
-		for (uint64_t j = 0; j < k; j++) {
-			uint64_t o, l;
-			uint32_t t;
-			memcpy(&t, b + j * ent + tof, 4);
-			memcpy(&o, b + j * ent + at, 8);
-			memcpy(&l, b + j * ent + len, 8);
-			if (t != skip && o + l >= o && o + l > end)
-				end = o + l;
-		}
-		i += k;
-	}
-	return end;
-}
-
-/* Where the program's ELF content ends: its headers, the program and
- * section header tables, every segment's bytes in the file and every
- * section's.  0 when its headers cannot be read. */
-static uint64_t content_end(int fd)
-{
-	unsigned char eh[64];
-	uint64_t phoff, shoff, shnum, end = sizeof(eh), e;
-	uint16_t phent, phnum, shent, sn;
-
-	if (!read_at(fd, eh, sizeof(eh), 0) || memcmp(eh, "\177ELF", 4) || eh[4] != 2)
-		return 0;
-	memcpy(&phoff, eh + 32, 8);
-	memcpy(&shoff, eh + 40, 8);
-	memcpy(&phent, eh + 54, 2);
-	memcpy(&phnum, eh + 56, 2);
-	memcpy(&shent, eh + 58, 2);
-	memcpy(&sn, eh + 60, 2);
-	shnum = sn;
-	if (shoff && !shnum && shent == 64 && !read_at(fd, &shnum, 8, shoff + 32)) /* e_shnum in sh_size */
-		return 0;
-	e = table_end(fd, phoff, phnum, phent, 8, 32, 0, 0xffffffffU); /* p_offset, p_filesz */
-	end = e > end ? e : end;
-	end = phoff + (uint64_t)phnum * phent > end ? phoff + (uint64_t)phnum * phent : end;
-	if (shoff && shnum <= 1u << 20) {
-		e = table_end(fd, shoff, shnum, shent, 24, 32, 4, 8 /* SHT_NOBITS */); /* sh_offset, sh_size */
-		end = e > end ? e : end;
-		end = shoff + shnum * shent > end ? shoff + shnum * shent : end;
-	}
-	return end;
-}
-
 /* Whether the program open at in may be copied: its size into *size, or
  * why not into *why.  Every system call here has a second way, or is
  * done without: a filter refusing any one of them (the reason we may be
@@ -159,17 +63,17 @@ static int copyable(int in, uint64_t *size, const char **why)
 	if (sys_statx(in, "", TX_AT_EMPTY_PATH, STATX_SIZE, &st) == 0) {
 		*size = st.stx_size;
 	} else {
-		long n = seek(in, 0, 2 /* SEEK_END */);
+		long n = extent_seek(in, 0, TX_SEEK_END);
 		if (n < 0) {
 			*why = "its size cannot be read";
 			return 0;
 		}
 		*size = (uint64_t)n;
 	}
-	end = content_end(in);
+	end = extent_content_end(in);
 	if (!end) /* headers unreadable: nothing to bound by, holes still kept */
 		return 1;
-	for (uint64_t off = end; next_data(in, off, *size, &lo, &hi); off = hi)
+	for (uint64_t off = end; extent_next_data(in, off, *size, &lo, &hi); off = hi)
 		past += hi - lo;
 	if (past > TRAILER_MAX) {
 		*why = "it holds more than 16 MiB of data past its ELF content, which no direct exec reads";
@@ -184,7 +88,7 @@ static int move_range(int in, int out, uint64_t lo, uint64_t hi, int by_read)
 {
 	static unsigned char b[65536];
 
-	if (seek(out, lo, TX_SEEK_SET) != (long)lo || (by_read && seek(in, lo, TX_SEEK_SET) != (long)lo))
+	if (extent_seek(out, lo, TX_SEEK_SET) != (long)lo || (by_read && extent_seek(in, lo, TX_SEEK_SET) != (long)lo))
 		return -1;
 	for (uint64_t off = lo; off < hi;) {
 		uint64_t want = hi - off;
@@ -218,7 +122,7 @@ static int copy_way(int in, int out, uint64_t size, int by_read)
 
 	if (SC(__NR_ftruncate, out, 0, 0, 0, 0, 0) != 0)
 		return -1;
-	for (uint64_t off = 0; next_data(in, off, size, &lo, &hi); off = hi)
+	for (uint64_t off = 0; extent_next_data(in, off, size, &lo, &hi); off = hi)
 		if (move_range(in, out, lo, hi, by_read) != 0)
 			return -1;
 	if (SC(__NR_ftruncate, out, size, 0, 0, 0, 0) != 0)

@@ -317,6 +317,24 @@ static void print_json(long pid, const char *comm, const char *exe, const struct
 
 enum mode { M_HUMAN, M_JSON, M_PERF_MAP, M_CHECK };
 
+/* What the report's header names (malloc'ed, or NULL for exe itself): for
+ * a process that runs the loader (an ordinary user's), its program and the
+ * loader it runs through. */
+static char *header_name(long pid, const char *exe)
+{
+	if (!exe || !proc_runs_loader(pid, &loaders))
+		return NULL;
+	int fd;
+	char *prog = program_of(pid, cache_dir, &loaders, &fd), *shown = NULL;
+	if (fd >= 0)
+		close(fd);
+	size_t n = strlen(prog) + strlen(exe) + 16;
+	if (*prog && (shown = malloc(n)))
+		snprintf(shown, n, "%s (through %s)", prog, exe);
+	free(prog);
+	return shown;
+}
+
 static int report(long pid, enum mode mode, int first)
 {
 	char path[64], *text = NULL;
@@ -384,25 +402,11 @@ static int report(long pid, enum mode mode, int first)
 	if (mode == M_JSON) {
 		print_json(pid, comm ? comm : "", exe ? exe : "", &s, &bl);
 	} else {
-		/* The header names the program, not the loader an ordinary
-		 * user's process runs through (its exe link). */
-		char *shown = exe;
-		if (exe && proc_runs_loader(pid, &loaders)) {
-			int fd;
-			char *prog = program_of(pid, cache_dir, &loaders, &fd);
-			if (fd >= 0)
-				close(fd);
-			size_t n = strlen(prog) + strlen(exe) + 16;
-			shown = *prog ? malloc(n) : NULL;
-			if (shown)
-				snprintf(shown, n, "%s (through %s)", prog, exe);
-			free(prog);
-		}
+		char *shown = header_name(pid, exe);
 		if (!first)
 			putchar('\n');
 		print_human(pid, comm ? comm : "", shown ? shown : exe ? exe : "", &s, &bl);
-		if (shown != exe)
-			free(shown);
+		free(shown);
 	}
 	blocks_free(&bl);
 	free(comm);
