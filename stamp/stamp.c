@@ -248,17 +248,47 @@ static int bad_usage(const char *fmt, const char *arg)
 	return ST_REFUSED;
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+struct args {
+	struct tiexec_policy want;
+	struct how how;
+	int check, remove, policy_given;
+};
+
+/* One policy option (c, optarg) into a: 0, or the usage error's status. */
+static int policy_option(int c, const char *arg, struct args *a)
 {
-	enum { O_STRATEGY = 256, O_MIN_TEXT, O_ROUND_OUT, O_LAZY, O_LIBS, O_NO_LIBS, O_CHECK, O_REMOVE,
-	       O_VERSION, O_DRY_RUN, O_FORCE, O_ROOT_ONLY };
+	a->policy_given = 1;
+	switch (c) {
+	case 's':
+		return strategy_parse(arg, &a->want.strategy) == 0
+			       ? 0
+			       : bad_usage("--strategy: '%s': not auto, file, thp, hugetlb or off", arg);
+	case 'm':
+		return size_parse(arg, &a->want.min_text) == 0 && a->want.min_text != TIEXEC_UNSET64
+			       ? 0
+			       : bad_usage("--min-text: '%s': not a size such as 4M or 2097152", arg);
+	case 'r': a->want.flags |= TIEXEC_POLICY_ROUND_OUT; return 0;
+	case 'z': a->want.flags |= TIEXEC_POLICY_LAZY; return 0;
+	default: /* 'L' --libs, 'N' --no-libs */
+		a->want.flags &= ~(TIEXEC_POLICY_LIBS | TIEXEC_POLICY_NO_LIBS);
+		a->want.flags |= c == 'L' ? TIEXEC_POLICY_LIBS : TIEXEC_POLICY_NO_LIBS;
+		return 0;
+	}
+}
+
+/* The options into a: the index of the first FILE, or -(exit status + 1)
+ * when the answer is given here. */
+static int parse_options(int argc, char **argv, struct args *a)
+{
+	enum { O_CHECK = 256, O_REMOVE, O_VERSION, O_DRY_RUN, O_FORCE, O_ROOT_ONLY };
 	static const struct option longopts[] = {
-		{ "strategy", required_argument, NULL, O_STRATEGY },
-		{ "min-text", required_argument, NULL, O_MIN_TEXT },
-		{ "round-out", no_argument, NULL, O_ROUND_OUT },
-		{ "lazy", no_argument, NULL, O_LAZY },
-		{ "libs", no_argument, NULL, O_LIBS },
-		{ "no-libs", no_argument, NULL, O_NO_LIBS },
+		{ "strategy", required_argument, NULL, 's' },
+		{ "min-text", required_argument, NULL, 'm' },
+		{ "round-out", no_argument, NULL, 'r' },
+		{ "lazy", no_argument, NULL, 'z' },
+		{ "libs", no_argument, NULL, 'L' },
+		{ "no-libs", no_argument, NULL, 'N' },
 		{ "check", no_argument, NULL, O_CHECK },
 		{ "remove", no_argument, NULL, O_REMOVE },
 		{ "dry-run", no_argument, NULL, O_DRY_RUN },
@@ -268,83 +298,59 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct tiexec_policy want;
-	struct how how = { 0, 0, 0 };
-	int check = 0, remove = 0, policy_given = 0, c, status = ST_OK;
+	int c, r;
 
-	policy_unset(&want);
 	opterr = 0;
+	/* Long options only: the policy letters above are not short ones. */
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		switch (c) {
-		case O_STRATEGY:
-			if (strategy_parse(optarg, &want.strategy) != 0)
-				return bad_usage("--strategy: '%s': not auto, file, thp, hugetlb or off",
-						 optarg);
-			policy_given = 1;
+		case 's': case 'm': case 'r': case 'z': case 'L': case 'N':
+			if ((r = policy_option(c, optarg, a)) != 0)
+				return -(r + 1);
 			break;
-		case O_MIN_TEXT:
-			if (size_parse(optarg, &want.min_text) != 0 || want.min_text == TIEXEC_UNSET64)
-				return bad_usage("--min-text: '%s': not a size such as 4M or 2097152",
-						 optarg);
-			policy_given = 1;
-			break;
-		case O_ROUND_OUT:
-			want.flags |= TIEXEC_POLICY_ROUND_OUT;
-			policy_given = 1;
-			break;
-		case O_LAZY:
-			want.flags |= TIEXEC_POLICY_LAZY;
-			policy_given = 1;
-			break;
-		case O_LIBS:
-		case O_NO_LIBS:
-			want.flags &= ~(TIEXEC_POLICY_LIBS | TIEXEC_POLICY_NO_LIBS);
-			want.flags |= c == O_LIBS ? TIEXEC_POLICY_LIBS : TIEXEC_POLICY_NO_LIBS;
-			policy_given = 1;
-			break;
-		case O_CHECK:
-			check = 1;
-			break;
-		case O_REMOVE:
-			remove = 1;
-			break;
-		case O_DRY_RUN:
-			how.dry_run = 1;
-			break;
-		case O_FORCE:
-			how.force = 1;
-			break;
-		case O_ROOT_ONLY:
-			how.root_only = 1;
-			break;
+		case O_CHECK: a->check = 1; break;
+		case O_REMOVE: a->remove = 1; break;
+		case O_DRY_RUN: a->how.dry_run = 1; break;
+		case O_FORCE: a->how.force = 1; break;
+		case O_ROOT_ONLY: a->how.root_only = 1; break;
 		case 'h':
 			fputs(usage, stdout);
-			return ST_OK;
+			return -(ST_OK + 1);
 		case O_VERSION:
 			printf("tiexec-stamp %s\n", TIEXEC_VERSION);
-			return ST_OK;
+			return -(ST_OK + 1);
 		default:
-			return bad_usage("bad option: '%s'", argv[optind - 1]);
+			return -(bad_usage("bad option: '%s'", argv[optind - 1]) + 1);
 		}
 	}
-	if (check && remove)
-		return bad_usage("%s", "--check and --remove do not go together");
-	if ((check || remove) && policy_given)
-		return bad_usage("%s: takes no policy options", check ? "--check" : "--remove");
-	if (check && (how.dry_run || how.force))
-		return bad_usage("%s", "--check takes neither --dry-run nor --force");
-	if (optind >= argc)
-		return bad_usage("%s", "no FILE given");
+	return optind;
+}
 
-	for (int i = optind; i < argc; i++) {
+int main(int argc, char **argv)
+{
+	struct args a = { .how = { 0, 0, 0 } };
+	int status = ST_OK;
+
+	policy_unset(&a.want);
+	int first = parse_options(argc, argv, &a);
+	if (first < 0)
+		return -first - 1;
+	if (a.check && a.remove)
+		return bad_usage("%s", "--check and --remove do not go together");
+	if ((a.check || a.remove) && a.policy_given)
+		return bad_usage("%s: takes no policy options", a.check ? "--check" : "--remove");
+	if (a.check && (a.how.dry_run || a.how.force))
+		return bad_usage("%s", "--check takes neither --dry-run nor --force");
+	if (first >= argc)
+		return bad_usage("%s", "no FILE given");
+	for (int i = first; i < argc; i++) {
 		char why[PATH_MAX + 128];
-		if (how.root_only && not_roots(argv[i], why, sizeof(why))) {
+		if (a.how.root_only && not_roots(argv[i], why, sizeof(why))) {
 			refuse(argv[i], why);
 			status = ST_REFUSED;
 			continue;
 		}
-		int st = check ? do_check(argv[i]) : remove ? do_remove(argv[i], &how) : do_stamp(argv[i], &want, &how);
-
+		int st = a.check ? do_check(argv[i]) : a.remove ? do_remove(argv[i], &a.how) : do_stamp(argv[i], &a.want, &a.how);
 		if (st > status)
 			status = st;
 	}
