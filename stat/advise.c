@@ -205,6 +205,7 @@ int advise_fd(int fd, const char *cache_dir, struct advice *a, char *why, size_t
 	a->strategy = a->stamped && ef.policy.strategy != TIEXEC_UNSET32 ? (int)ef.policy.strategy : -1;
 	a->min_text = a->stamped && ef.policy.min_text != TIEXEC_UNSET64 ? ef.policy.min_text : TX_HUGE;
 	a->round_out = a->stamped && (ef.policy.flags & TIEXEC_POLICY_ROUND_OUT);
+	a->no_libs = a->stamped && (ef.policy.flags & TIEXEC_POLICY_NO_LIBS);
 	if (a->stamped)
 		policy_format(&ef.policy, a->policy, sizeof(a->policy));
 	way_file(fd, buf, &ef, &a->way[WAY_FILE]);

@@ -26,6 +26,7 @@ struct advice {
 	int strategy;                    /* the stamp's ST_*, or -1 */
 	uint64_t min_text;               /* the stamp's, or the loader's default */
 	int round_out;                   /* the stamp says --round-out */
+	int no_libs;                     /* the stamp says --no-libs */
 	char policy[160];                /* the stamp's policy, as tiexec-stamp --check says it */
 	struct way way[WAY_N];
 	enum advice_way auto_way;        /* what --strategy=auto would use; WAY_N: none */

@@ -175,3 +175,16 @@ uint64_t program_huge_kb(const struct smaps *s, const char *prog, int fd, const 
 	}
 	return kb;
 }
+
+uint64_t libs_huge_kb(const struct smaps *s, const char *prog, int fd, const char *cache_dir, const uint64_t *blocks_kb)
+{
+	uint64_t all = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct smaps_map *m = &s->map[i];
+		if (smaps_is_exec(m) && strcmp(m->path, "[vdso]") && strcmp(m->path, "[vsyscall]"))
+			all += smaps_huge_kb(m) + (blocks_kb ? blocks_kb[i] : 0);
+	}
+	uint64_t own = program_huge_kb(s, prog, fd, cache_dir, blocks_kb);
+	return all > own ? all - own : 0;
+}

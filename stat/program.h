@@ -27,3 +27,8 @@ int path_in_cache(const char *path, const char *cache_dir);
  * text cache entry under cache_dir (found from its file fd); with blocks_kb (per mapping of s, or
  * NULL), its 2 MiB contiguous blocks beside the PMDs too (blocks.h). */
 uint64_t program_huge_kb(const struct smaps *s, const char *prog, int fd, const char *cache_dir, const uint64_t *blocks_kb);
+
+/* kB of the rest of the process's executable text on 2 MiB pages (and,
+ * with blocks_kb, in contiguous blocks): its libraries', tiexec's copies
+ * and cache entries of them, what a JIT mapped on huge pages. */
+uint64_t libs_huge_kb(const struct smaps *s, const char *prog, int fd, const char *cache_dir, const uint64_t *blocks_kb);

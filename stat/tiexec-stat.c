@@ -385,7 +385,8 @@ static int report(long pid, enum mode mode, int first)
 			printf("%ld %s: cannot tell: its 2 MiB contiguous blocks are not measured (reading frame numbers takes root)\n",
 			       pid, prog);
 		else
-			r = check_running(pid, prog, fd, program_huge_kb(&s, prog, fd, cache_dir, bl.kb), cache_dir);
+			r = check_running(pid, prog, fd, program_huge_kb(&s, prog, fd, cache_dir, bl.kb),
+					  libs_huge_kb(&s, prog, fd, cache_dir, bl.kb), cache_dir);
 		blocks_free(&bl);
 		free(prog);
 		if (fd >= 0)

@@ -11,6 +11,7 @@
 #include "advise.h"
 #include "geom.h"
 #include "mark.h"
+#include "needed.h"
 #include "policy.h"
 
 #define MIB(b) ((double)(b) / (1 << 20))
@@ -140,6 +141,29 @@ static uint64_t expected(const struct advice *a, const char **way, char *why, si
 	return a->way[w].huge;
 }
 
+/* The libraries' whole 2 MiB pieces of text, for libs_aligned. */
+static int add_lib(void *ctx, const char *path)
+{
+	struct advice la;
+	char why[300];
+
+	if (advise(path, "", &la, why, sizeof(why)) == 0)
+		*(uint64_t *)ctx += la.aligned;
+	return 1;
+}
+
+/* Bytes of text in whole 2 MiB pieces in the libraries prog needs (found
+ * as ld.so would, from the files: needed.h), which tiexec places after
+ * ld.so maps them unless the stamp says --no-libs. */
+static uint64_t libs_aligned(const char *prog, const struct advice *a)
+{
+	uint64_t sum = 0;
+
+	if (!a->no_libs && a->strategy != ST_OFF)
+		needed_libs(prog, add_lib, &sum);
+	return sum;
+}
+
 int check_prog(const char *prog, const char *cache_dir)
 {
 	struct advice a;
@@ -159,7 +183,15 @@ int check_prog(const char *prog, const char *cache_dir)
 		printf("%s: stamped, but %s: it runs on %s pages\n", prog, rule, base_pages(&a, base, sizeof(base)));
 		return 1;
 	}
-	uint64_t huge = expected(&a, &way, why, sizeof(why));
+	uint64_t huge = expected(&a, &way, why, sizeof(why)), libs = libs_aligned(prog, &a);
+	if (!huge && libs) {
+		/* A dynamic program below its min-text is still loaded, for
+		 * its libraries: they are what it gets. */
+		printf("%s: ok: %.1f MiB of its libraries' text in whole 2 MiB pieces, placed after ld.so maps them; "
+		       "its own text stays on %s pages (%s)\n",
+		       prog, MIB(libs), base_pages(&a, base, sizeof(base)), why);
+		return 0;
+	}
 	if (!huge) {
 		printf("%s: would run on %s pages: %s\n", prog, base_pages(&a, base, sizeof(base)), why);
 		return 1;
@@ -169,11 +201,14 @@ int check_prog(const char *prog, const char *cache_dir)
 		       MIB(a.aligned), why);
 		return 1;
 	}
-	printf("%s: ok: %.1f of %.1f MiB of its text would be on 2 MiB pages (%s)\n", prog, MIB(huge), MIB(a.text), way);
+	printf("%s: ok: %.1f of %.1f MiB of its text would be on 2 MiB pages (%s)", prog, MIB(huge), MIB(a.text), way);
+	if (libs)
+		printf(", and %.1f MiB of its libraries' (whole 2 MiB pieces, placed after ld.so)", MIB(libs));
+	putchar('\n');
 	return 0;
 }
 
-int check_running(long pid, const char *prog, int fd, uint64_t huge_kb, const char *cache_dir)
+int check_running(long pid, const char *prog, int fd, uint64_t huge_kb, uint64_t libs_kb, const char *cache_dir)
 {
 	struct advice a;
 	char why[300], base[24];
@@ -201,6 +236,9 @@ int check_running(long pid, const char *prog, int fd, uint64_t huge_kb, const ch
 		       (double)huge_kb / 1024, MIB(want), why[0] && !*way ? ": " : "", why[0] && !*way ? why : "");
 		return 1;
 	}
-	printf("%ld %s: ok: %.1f MiB of its text on 2 MiB pages\n", pid, prog, (double)huge_kb / 1024);
+	printf("%ld %s: ok: %.1f MiB of its text on 2 MiB pages", pid, prog, (double)huge_kb / 1024);
+	if (libs_kb)
+		printf(", and %.1f MiB of its libraries'", (double)libs_kb / 1024);
+	putchar('\n');
 	return 0;
 }

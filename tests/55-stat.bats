@@ -376,6 +376,25 @@ $W/big: would run on 4 KiB pages: its stamp says --strategy=off
 status 1" "$(no_size "$output")"
 }
 
+# A dynamic program below its min-text is still loaded, for its libraries
+# (#55: clang's 130 KiB program, its 150 MiB of libraries): --check by path
+# and by PID say what its libraries get.  perfhot-lib keeps its 12 MiB of
+# text in libperfhot.so.
+@test "--check PROG and PID: a small program's libraries count, as the loader places them" {
+	cp "$FIXTURES/perfhot-lib" "$FIXTURES/libperfhot.so" "$W/"
+	"$BUILD/stamp/tiexec-stamp" "$W/perfhot-lib" 2>/dev/null
+	in_rule_ns 'export TIEXEC_CACHE=
+		"$STAT" --check "$W/perfhot-lib"; echo "status $?"'
+	echo "$output"
+	[[ "${lines[0]}" == "$W/perfhot-lib: ok: "[1-9]*".0 MiB of its libraries' text in whole 2 MiB pieces, placed after ld.so maps them; its own text stays on 4 KiB pages ("*"below its min-text"* ]]
+	[ "${lines[1]}" = "status 0" ]
+	start env TIEXEC_CACHE= "$TIEXEC" "$W/perfhot-lib" 60
+	run env TIEXEC_CACHE= "$STAT" --check "$CPID"
+	echo "$output"
+	[[ "$output" == "$CPID $W/perfhot-lib: ok: 0.0 MiB of its text on 2 MiB pages, and "[1-9]*" MiB of its libraries'" ]]
+	stop
+}
+
 @test "--check PID: through tiexec passes, a stamped program run plainly and an unstamped one fail" {
 	cp "$FIXTURES/bigtext-pie" "$W/big"
 	"$BUILD/stamp/tiexec-stamp" "$W/big"
