@@ -129,6 +129,31 @@ else
 	say user failed "$(head -1 "$T/user")"
 fi
 
+# 5b. An ordinary user's forking server (#55 item 2; postgres's backends):
+#     its program and its forked child, whose exe names the loader (no
+#     opt-in), are named by root's tiexec-stat --check and --prometheus from
+#     what the kernel maps, never from the loader's path.  Where the
+#     program's entry and headers lie in copied or cached text (arm64's one
+#     R+X segment), the program's file mapped beside it.
+if [ -x "$d/tiexec-stat" ]; then
+	rm -f "$T/fifo" "$T/fork.out"
+	mkfifo "$T/fifo"
+	/usr/local/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$d/tiexec" "$d/big-s" child-title \
+		<"$T/fifo" >"$T/fork.out" 2>/dev/null &
+	pid=$!
+	exec 7>"$T/fifo"
+	i=0
+	while ! grep -q '^ready' "$T/fork.out" && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+	child=$(sed -n 's/^child //p' "$T/fork.out")
+	fc=
+	for p in $pid $child; do
+		fc="$fc$(TIEXEC_LOADER="$d/tiexec" "$d/tiexec-stat" --check $p 2>&1 | sed "s|^$p $d/||" | cut -c1-60); "
+	done
+	say fork-check "$fc"
+	say fork-prom "$(TIEXEC_LOADER="$d/tiexec" "$d/tiexec-stat" --prometheus 2>/dev/null | grep '^tiexec_program_processes{' | sed "s|$d/||" | tr '\n' ' ')"
+	exec 7>&-
+	wait $pid
+fi
 # 6. MemoryDenyWriteExecute where the kernel has it (6.3).
 if "$d/mdwe" prctl true 2>/dev/null; then
 	"$d/mdwe" prctl "$d/tiexec" -v --strategy=thp "$d/big" loop 10 >/dev/null 2>"$T/mdwe"

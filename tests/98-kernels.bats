@@ -230,6 +230,11 @@ for r in rows:
     assert int(r["cache-pie-anon-kb"]) < 4096, r
     assert int(r["cache-pie-read"]) < (1 << 20), r
     assert r["mdwe"].startswith("n/a") == (k == "arm64-6.1"), r
+    # An ordinary user's forking server: the parent and its forked child
+    # named as the program, not as the loader (#55 item 2).
+    assert r["fork-check"].count("big-s: ") == 2, r
+    assert "tiexec:" not in r["fork-check"] and "/tiexec" not in r["fork-prom"], r
+    assert 'program="big-s"} 2' in r["fork-prom"], r
 assert seen == {("arm64-6.1", "ext4"), ("arm64-6.12", "ext4"), ("arm64-6.12", "xfs"), ("arm64-6.12-16k", "ext4")}, seen
 PY
 }
