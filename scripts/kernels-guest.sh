@@ -8,6 +8,9 @@ d=$2/t
 T=/tmp/$fs
 mkdir -p "$T"
 say() { echo "TX $fs $*"; }
+# tiexec-stat knows the loader by its file (the installed one, or this):
+# an ordinary user's process whose exe is $d/tiexec runs through tiexec.
+export TIEXEC_LOADER="$d/tiexec"
 
 # The text of one -v line: "X of Y MiB text on 2 MiB pages (file a, thp b)",
 # or where pieces are contiguous blocks (16 KiB pages) "X of Y MiB text on
