@@ -166,29 +166,6 @@ static void free_syms(struct pm_syms *o)
 	free(o->v);
 }
 
-/* The file as the process maps it: /proc/PID/map_files/ names the very file
- * even when it was deleted or replaced since (open needs
- * CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN); else the path as the process
- * sees it, opened as its owner could (procfs.h), if it is still the same
- * inode. */
-static int open_source(long pid, const struct smaps_map *m)
-{
-	char p[PATH_MAX + 64];
-	struct stat st;
-	int fd;
-
-	snprintf(p, sizeof(p), "/proc/%ld/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
-	fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 && !m->deleted)
-		fd = proc_open_as_owner(pid, m->path);
-	if (fd >= 0 && (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != m->inode)) {
-		close(fd);
-		fd = -1;
-		errno = ESTALE;
-	}
-	return fd;
-}
-
 #define PM_MAX_SEGS 64
 
 static size_t read_segs(Elf *e, struct pm_seg *seg)
@@ -311,7 +288,8 @@ static const char *find_source(long pid, const struct smaps *s, size_t i, Elf **
 	for (int k = 0; k < 2; k++) {
 		if (side[k] < 0 || (k == 1 && side[0] >= 0 && same_file(&s->map[side[0]], &s->map[side[1]])))
 			continue;
-		*fd = open_source(pid, &s->map[side[k]]);
+		const struct smaps_map *f = &s->map[side[k]];
+		*fd = proc_open_mapping(pid, f->start, f->end, f->path, f->deleted, f->inode);
 		if (*fd < 0) {
 			why = errno == ESTALE ? "its file was replaced since" : "cannot open its file";
 			continue;

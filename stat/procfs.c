@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdint.h>
@@ -212,5 +213,22 @@ int proc_open_as_owner(long pid, const char *path)
 		e = EINVAL;
 	}
 	errno = e;
+	return fd;
+}
+
+int proc_open_mapping(long pid, uint64_t lo, uint64_t hi, const char *path, int deleted, uint64_t ino)
+{
+	char p[96];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "/proc/%ld/map_files/%" PRIx64 "-%" PRIx64, pid, lo, hi);
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 && !deleted)
+		fd = proc_open_as_owner(pid, path);
+	if (fd >= 0 && (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != ino)) {
+		close(fd);
+		fd = -1;
+		errno = ESTALE;
+	}
 	return fd;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The whole of a /proc file into a malloc'ed, NUL-terminated buffer.
  * Returns 0, or an errno value. */
@@ -47,3 +48,10 @@ int loaders_map(const struct loaders *l, unsigned maj, unsigned min, unsigned lo
  * and the owner is not), without blocking on a FIFO, and only a regular
  * file.  A descriptor, or -1 with errno (EINVAL: not a regular file). */
 int proc_open_as_owner(long pid, const char *path);
+
+/* Opens the file process pid maps at [lo, hi): through the kernel's
+ * /proc/PID/map_files link (the very file, whatever its path names now;
+ * needs CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN), else, unless deleted, by
+ * path as the process's owner could (proc_open_as_owner), and only if it
+ * is still inode ino.  A descriptor, or -1 with errno (ESTALE: replaced). */
+int proc_open_mapping(long pid, uint64_t lo, uint64_t hi, const char *path, int deleted, uint64_t ino);

@@ -39,24 +39,12 @@ static int program_file(const struct maps_line *m, const char *cache_dir, const 
 }
 
 /* The file of maps line m in process pid, malloc'ed, and into *fd the file
- * itself: opened through the kernel's map_files link (the very file,
- * whatever its path names now; root), or else by its path as the
- * process's owner could, and checked to be the mapped inode. */
+ * itself (proc_open_mapping). */
 static char *open_mapped(long pid, const struct maps_line *m, int *fd)
 {
-	char lnk[96], *p = strndup(m->path, m->path_len);
-	struct stat st;
+	char *p = strndup(m->path, m->path_len);
 
-	if (!p)
-		return NULL;
-	snprintf(lnk, sizeof(lnk), "/proc/%ld/map_files/%" PRIx64 "-%" PRIx64, pid, m->lo, m->hi);
-	*fd = open(lnk, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (*fd < 0)
-		*fd = proc_open_as_owner(pid, p);
-	if (*fd >= 0 && (fstat(*fd, &st) != 0 || (uint64_t)st.st_ino != m->ino)) {
-		close(*fd);
-		*fd = -1;
-	}
+	*fd = p ? proc_open_mapping(pid, m->lo, m->hi, p, 0, m->ino) : -1;
 	return p;
 }
 

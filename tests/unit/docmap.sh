@@ -5,6 +5,7 @@
 # in `backquotes` exists.  So the map a newcomer reads stays true.
 # Usage: docmap.sh [SOURCE-DIR]
 set -uo pipefail
+. "$(cd "$(dirname "$0")" && pwd)/tap.sh"
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root" || exit 2
 doc=docs/hacking.md
@@ -20,10 +21,6 @@ while IFS= read -r n; do
 	[[ $foreign == *" ${n##*/} "* ]] && continue
 	[ -n "$(find arch interp common stat warm stamp bpf packaging scripts tests -name "${n##*/}" -print)" ] || gone+=("$n")
 done < <(grep -o '`[A-Za-z0-9_./-]*\.[ch]`' "$doc" | tr -d '`' | sort -u)
-st=0
-if [ ${#missing[@]} -eq 0 ]; then echo "ok 1 - every source file is in $doc"; else
-	echo "not ok 1 - every source file is in $doc"; printf '#   not named: %s\n' "${missing[@]}"; st=1; fi
-if [ ${#gone[@]} -eq 0 ]; then echo "ok 2 - every file $doc names exists"; else
-	echo "not ok 2 - every file $doc names exists"; printf '#   no such file: %s\n' "${gone[@]}"; st=1; fi
-echo "1..2"
-exit $st
+ok "${#missing[@]}" "every source file is in $doc" "${missing[@]/#/not named: }"
+ok "${#gone[@]}" "every file $doc names exists" "${gone[@]/#/no such file: }"
+tap_done

@@ -15,20 +15,8 @@
 set -uo pipefail
 [ $# -ge 1 ] || { echo "usage: layers.sh NAME=OBJDIR[,OBJDIR...]..." >&2; exit 2; }
 stages=" launch load stack final libs "
-n=0 failed=0
 
-ok() { # ok COND-STATUS DESC [DETAIL...]
-	local st=$1 desc=$2
-	shift 2
-	n=$((n + 1))
-	if [ "$st" -eq 0 ]; then
-		echo "ok $n - $desc"
-	else
-		echo "not ok $n - $desc"
-		failed=$((failed + 1))
-		printf '#   %s\n' "$@"
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 # layer KIND FILE: 0 the main file, 1 a loader stage, 2 any other file of the
 # program, 3 the shared layer, 4 the loader's runtime (rt.c: memcpy and the
@@ -107,5 +95,4 @@ for arg in "$@"; do
 	check "$kind" "${arg%%=*}" "${dirs[@]}"
 	kind=tool
 done
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done

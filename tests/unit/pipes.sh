@@ -13,21 +13,9 @@
 #      status, on stderr.
 # Usage: pipes.sh [SOURCE-DIR]  (default: the tree this file is in)
 set -uo pipefail
+. "$(cd "$(dirname "$0")" && pwd)/tap.sh"
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root" || exit 2
-n=0 failed=0
-ok() { # ok STATUS DESC [DETAIL...]
-	local st=$1 desc=$2
-	shift 2
-	n=$((n + 1))
-	if [ "$st" -eq 0 ]; then
-		echo "ok $n - $desc"
-	else
-		echo "not ok $n - $desc"
-		failed=$((failed + 1))
-		printf '#   %s\n' "$@"
-	fi
-}
 
 # The scripts under pipefail: every bash file of the tree that sets it, and
 # what they source (". scripts/lib.sh").
@@ -120,5 +108,4 @@ st=$?
 ok $? \
 	"a script that fails says which command failed, and its status" "status $st, output: $out"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done
