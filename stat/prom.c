@@ -28,10 +28,13 @@ extern char **environ;
 
 /* One program running through tiexec: its processes, its own text's
  * whole 2 MiB pieces (per process), the least of them any of its
- * processes has on 2 MiB pages, and how many have fewer than all. */
+ * processes has on 2 MiB pages, and how many have fewer than all.  A
+ * process with fewer on PMDs whose contiguous blocks could not be
+ * measured is neither: it counts in unmeasured_procs alone (its text may
+ * well be in blocks, and an alert must not fire on what was not seen). */
 struct program {
 	char *path;
-	uint64_t procs, aligned_kb, min_huge_kb, short_procs;
+	uint64_t procs, aligned_kb, min_huge_kb, short_procs, unmeasured_procs;
 };
 
 struct totals {
@@ -80,8 +83,9 @@ static uint64_t aligned_kb_of(int fd)
 }
 
 /* The process of prog (malloc'ed, taken) with huge_kb of its own text on
- * 2 MiB pages, into its program's line (fd: its file, or -1). */
-static void add_program(struct totals *t, char *prog, int fd, uint64_t huge_kb)
+ * 2 MiB pages, into its program's line (fd: its file, or -1); unmeasured:
+ * its contiguous blocks could not be measured. */
+static void add_program(struct totals *t, char *prog, int fd, uint64_t huge_kb, int unmeasured)
 {
 	struct program *p = NULL;
 
@@ -98,9 +102,13 @@ static void add_program(struct totals *t, char *prog, int fd, uint64_t huge_kb)
 		}
 		t->prog = more;
 		p = &t->prog[t->nprog++];
-		*p = (struct program){ prog, 0, aligned_kb_of(fd), UINT64_MAX, 0 };
+		*p = (struct program){ prog, 0, aligned_kb_of(fd), UINT64_MAX, 0, 0 };
 	}
 	p->procs++;
+	if (unmeasured && huge_kb < p->aligned_kb) {
+		p->unmeasured_procs++;
+		return;
+	}
 	p->min_huge_kb = huge_kb < p->min_huge_kb ? huge_kb : p->min_huge_kb;
 	p->short_procs += huge_kb < p->aligned_kb;
 }
@@ -173,7 +181,7 @@ static void add_process(long pid, const struct prom_sources *src, struct totals 
 	int fd;
 	char *prog = program_of(pid, cache_dir, src->loaders, &fd);
 	if (*prog)
-		add_program(t, prog, fd, program_huge_kb(&s, prog, fd, cache_dir, bl.kb));
+		add_program(t, prog, fd, program_huge_kb(&s, prog, fd, cache_dir, bl.kb), bl.state == BLOCKS_UNMEASURED);
 	else
 		free(prog);
 	if (fd >= 0)
@@ -268,7 +276,7 @@ static void warm_state(FILE *f, const char *warm)
 	int first = 1;
 	while (getline(&line, &cap, in) > 0) {
 		char fpath[8192], route[32];
-		uint64_t aligned, warmkb;
+		uint64_t aligned, warmkb, unmeasured = 0;
 		/* The cache route says how much of its text is in 2 MiB pages
 		 * as huge_kb; the page cache route as warm_kb. */
 		const char *w = json_member(line, "warm_kb");
@@ -277,16 +285,19 @@ static void warm_state(FILE *f, const char *warm)
 		    json_get_u64(json_member(line, "aligned_kb"), &aligned) < 0 ||
 		    json_get_u64(w ? w : json_member(line, "huge_kb"), &warmkb) < 0)
 			continue;
+		json_get_u64(json_member(line, "unmeasured_kb"), &unmeasured);
 		if (first)
 			head(f, "tiexec_warm_text_bytes", "gauge",
-			     "Text of each file tiexec-warm is configured for: its whole 2 MiB pieces (state=\"aligned\") and those warm in 2 MiB pages (state=\"warm\"), by route.");
+			     "Text of each file tiexec-warm is configured for: its whole 2 MiB pieces (state=\"aligned\"), those warm in 2 MiB pages (state=\"warm\"), and those that may be 2 MiB contiguous blocks but were not measured (state=\"unmeasured\": reading frame numbers takes CAP_SYS_ADMIN), by route.");
 		first = 0;
-		for (int k = 0; k < 2; k++) {
+		static const char *const state[] = { "aligned", "warm", "unmeasured" };
+		uint64_t kb[] = { aligned, warmkb, unmeasured };
+		for (int k = 0; k < 3; k++) {
 			fputs("tiexec_warm_text_bytes{path=\"", f);
 			label(f, fpath);
 			fputs("\",route=\"", f);
 			label(f, route);
-			fprintf(f, "\",state=\"%s\"} %" PRIu64 "\n", k ? "warm" : "aligned", (k ? warmkb : aligned) * 1024);
+			fprintf(f, "\",state=\"%s\"} %" PRIu64 "\n", state[k], kb[k] * 1024);
 		}
 	}
 	free(line);
@@ -327,25 +338,30 @@ static void trace_counters(FILE *f, const char *path)
 		fclose(in);
 }
 
-/* The per-program lines: what holds as the number of processes changes. */
-static void programs(FILE *f, const struct totals *t)
+/* The per-program lines: what holds as the number of processes changes.
+ * A program none of whose processes was measured has no min line; the
+ * unmeasured line is there only where blocks exist (blocks_geometry). */
+static void programs(FILE *f, const struct totals *t, int blocks)
 {
 	static const struct {
 		const char *name, *help;
 	} m[] = {
 		{ "tiexec_program_processes", "Processes of each program running through tiexec (the file that holds its entry point)." },
 		{ "tiexec_program_text_aligned_bytes", "The program's own text in whole 2 MiB pieces: what one process of it can have on 2 MiB pages." },
-		{ "tiexec_program_text_huge_min_bytes", "The least of the program's own text that any of its processes has on 2 MiB pages." },
+		{ "tiexec_program_text_huge_min_bytes", "The least of the program's own text that any of its measured processes has on 2 MiB pages." },
 		{ "tiexec_program_processes_short", "Processes of the program with less than all its whole 2 MiB pieces on 2 MiB pages." },
+		{ "tiexec_program_processes_unmeasured", "Processes of the program with less than all on PMDs whose 2 MiB contiguous blocks could not be measured (reading frame numbers takes CAP_SYS_ADMIN): neither short nor in the min." },
 	};
-	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
+	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]) - !blocks; k++) {
 		head(f, m[k].name, "gauge", m[k].help);
 		for (size_t i = 0; i < t->nprog; i++) {
 			const struct program *p = &t->prog[i];
-			uint64_t v = k == 0 ? p->procs : k == 1 ? p->aligned_kb * 1024 : k == 2 ? p->min_huge_kb * 1024 : p->short_procs;
+			uint64_t v[] = { p->procs, p->aligned_kb * 1024, p->min_huge_kb * 1024, p->short_procs, p->unmeasured_procs };
+			if (k == 2 && p->min_huge_kb == UINT64_MAX)
+				continue;
 			fprintf(f, "%s{program=\"", m[k].name);
 			label(f, p->path);
-			fprintf(f, "\"} %" PRIu64 "\n", v);
+			fprintf(f, "\"} %" PRIu64 "\n", v[k]);
 		}
 	}
 }
@@ -375,7 +391,8 @@ int prom_write(FILE *f, const struct prom_sources *src, uint64_t *unreadable)
 	fprintf(f, "tiexec_text_huge_bytes{way=\"file\"} %" PRIu64 "\n", t.file_kb * 1024);
 	fprintf(f, "tiexec_text_huge_bytes{way=\"cache\"} %" PRIu64 "\n", t.cache_kb * 1024);
 	fprintf(f, "tiexec_text_huge_bytes{way=\"copy\"} %" PRIu64 "\n", t.copy_kb * 1024);
-	if (blocks_geometry()) {
+	int blocks = blocks_geometry();
+	if (blocks) {
 		head(f, "tiexec_text_blocks_bytes", "gauge",
 		     "Executable text of those processes in 2 MiB contiguous blocks, not on PMDs (a PMD larger than 2 MiB: arm64 with 16 or 64 KiB pages), summed over them, by way; measured from pagemap and kpageflags.");
 		fprintf(f, "tiexec_text_blocks_bytes{way=\"file\"} %" PRIu64 "\n", t.blocks_file_kb * 1024);
@@ -391,7 +408,7 @@ int prom_write(FILE *f, const struct prom_sources *src, uint64_t *unreadable)
 	head(f, "tiexec_processes_unreadable", "gauge",
 	     "Processes whose /proc/PID/smaps could not be read (tiexec-stat not run as root): left out of every count.");
 	fprintf(f, "tiexec_processes_unreadable %" PRIu64 "\n", t.unreadable);
-	programs(f, &t);
+	programs(f, &t, blocks);
 	for (size_t i = 0; i < t.nprog; i++)
 		free(t.prog[i].path);
 	free(t.prog);

@@ -11,8 +11,8 @@
  *   tiexec_text_small_bytes               their text left on base pages
  *   tiexec_processes_unreadable           processes one may not read
  *   tiexec_program_processes{program}, tiexec_program_text_aligned_bytes,
- *   tiexec_program_text_huge_min_bytes, tiexec_program_processes_short
- *                                         per program: what holds as the
+ *   tiexec_program_text_huge_min_bytes, tiexec_program_processes_short,
+ *   tiexec_program_processes_unmeasured  per program: what holds as the
  *                                         number of its processes changes
  *   tiexec_warm_text_bytes{path,route,state}  tiexec-warm's files
  *   tiexec_trace_up, tiexec_starts_total{outcome},

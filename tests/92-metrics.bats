@@ -306,7 +306,7 @@ EOF
 	local label=${q//\\/\\\\}
 	label=${label//\"/\\\"}
 	grep -qF "tiexec_warm_text_bytes{path=\"$label\",route=\"file\",state=\"aligned\"} $((62 << 20))" "$T/tiexec.prom"
-	[ "$(grep -c '^tiexec_warm_text_bytes{' "$T/tiexec.prom")" -eq 4 ]
+	[ "$(grep -c '^tiexec_warm_text_bytes{' "$T/tiexec.prom")" -eq 6 ]
 }
 
 # What a process says about itself is not believed (uid 65534): a program

@@ -194,6 +194,13 @@ for r in rows:
         prom = lambda v: dict(zip(v.split()[::2], v.split()[1::2]))
         assert prom(r["blocks-prom"]) == {'tiexec_text_huge_bytes{way="copy"}': str(32 << 20), 'tiexec_text_blocks_bytes{way="copy"}': str(32 << 20), 'tiexec_processes_blocks_unmeasured': '0'}, r
         assert prom(r["blocks-prom-user"]) == {'tiexec_text_huge_bytes{way="copy"}': str(32 << 20), 'tiexec_text_blocks_bytes{way="copy"}': '0', 'tiexec_processes_blocks_unmeasured': '1'}, r
+        # Under the units' own capability sets (no CAP_SYS_ADMIN), what
+        # was not measured is neither short nor cold (#55 item 3): the
+        # metrics count the process unmeasured, with no least for it, and
+        # tiexec-warm keeps the entry and succeeds.
+        assert prom(r["blocks-prom-unit"]) == {'tiexec_program_processes_short{program="big-static"}': '0', 'tiexec_program_processes_unmeasured{program="big-static"}': '1'}, r
+        assert r["warm-unit"].startswith("big-static: ") and "(present, " in r["warm-unit"] and " MiB not measured (" in r["warm-unit"], r
+        assert r["warm-unit"].endswith(" status 0"), r
         # --advise with the defaults: a copy holds the whole 32 MiB piece
         # alone, and says why.
         assert r["advise-default"].startswith("32.0 32.0 MiB anonymous per process only whole 32 MiB pieces: thp: transparent huge pages of 2 MiB are disabled"), r

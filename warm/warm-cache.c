@@ -62,22 +62,29 @@ static const char *const cache_word[] = {
 };
 
 /* How much of the text in the entry of the file open at fd is in 2 MiB
- * pages, of *aligned bytes of whole pieces: each piece mapped at a slot of
+ * pages (huge), of aligned bytes of whole pieces: each piece mapped at a slot of
  * its own, faulted in and asked as the loader asks one of them at every
- * start (interp/huge.c: entry_holds). */
-static uint64_t entry_huge(struct warm *w, int fd, const struct elf *e, uint64_t *aligned)
-{
-	uint64_t off[TEXTCACHE_PH_MAX], huge = 0;
+ * start (interp/huge.c: entry_holds).  unmeasured: pieces that may be
+ * contiguous blocks of a larger folio (a PMD larger than 2 MiB) but whose
+ * frames could not be read (no CAP_SYS_ADMIN, which the shipped unit does
+ * not hold); they are neither in 2 MiB pages nor cold. */
+struct entry_pages {
+	uint64_t huge, aligned, unmeasured;
+};
 
-	*aligned = 0;
+static void entry_huge(struct warm *w, int fd, const struct elf *e, struct entry_pages *pg)
+{
+	uint64_t off[TEXTCACHE_PH_MAX];
+
+	*pg = (struct entry_pages){ 0 };
 	int efd = textentry_open(w->cache.dir, fd, off);
 	if (efd < 0)
-		return 0;
+		return;
 	void *raw;
 	uint64_t slot = slot_reserve(&raw);
 	if (!slot) {
 		close(efd);
-		return 0;
+		return;
 	}
 	for (unsigned i = 0; i < e->eh.e_phnum && i < TEXTCACHE_PH_MAX; i++) {
 		const Elf64_Phdr *p = &e->ph[i];
@@ -87,16 +94,22 @@ static uint64_t entry_huge(struct warm *w, int fd, const struct elf *e, uint64_t
 		text_pieces(p, &lo, &hi);
 		for (uint64_t v = lo; v < hi; v += TX_HUGE) {
 			uint8_t hs = 0;
-			*aligned += TX_HUGE;
+			pg->aligned += TX_HUGE;
 			if (map_piece(efd, slot, off[i] + (v - p->p_vaddr)) == 0 &&
-			    cconv_fault(&w->cc, slot, slot + TX_HUGE, &hs, 0) == 0 && !hs && w->blocks)
-				cconv_blocks(&w->cc, slot, slot + TX_HUGE, &hs); /* a block of a larger folio */
-			huge += hs ? TX_HUGE : 0;
+			    cconv_fault(&w->cc, slot, slot + TX_HUGE, &hs, 0) == 0 && !hs && w->blocks &&
+			    cconv_blocks(&w->cc, slot, slot + TX_HUGE, &hs) < 0) /* a block of a larger folio? */
+				pg->unmeasured += TX_HUGE;
+			pg->huge += hs ? TX_HUGE : 0;
 		}
 	}
 	munmap(raw, 2 * TX_HUGE);
 	close(efd);
-	return huge;
+}
+
+/* Whether an entry lacks 2 MiB pages it could have: pieces measured small. */
+static int entry_cold(const struct entry_pages *pg)
+{
+	return pg->huge + pg->unmeasured < pg->aligned;
 }
 
 /* Memory an entry of the file (headers e, size bytes) may take: its
@@ -113,15 +126,15 @@ static uint64_t entry_estimate(const struct elf *e, uint64_t size)
 }
 
 /* The entry of the file open at fd, made unless --check (in a cache
- * ready for it), and how much of it is in 2 MiB pages (*huge of
- * *aligned).  One found split (swapped out and back, say) is made again:
+ * ready for it), and how much of it is in 2 MiB pages (*pg).  One found
+ * split (swapped out and back, say) is made again:
  * the loader, which asks one piece of it, would take all of it for huge.
  * An entry is made only where it fits in what tiexec-warm's own memory
  * cgroup (and the machine) has room for: entries are charged to the
  * cgroup that writes them, and one that did not fit would get tiexec-warm
  * OOM-killed.  TE_FAILED with textentry_make's errno (ENOMEM: no room). */
 static enum te_result cache_entry(struct warm *w, const struct target *t, int fd, const struct elf *e, uint64_t size, uint64_t *bytes,
-				  uint64_t *huge, uint64_t *aligned, const char **step)
+				  struct entry_pages *pg, const char **step)
 {
 	enum te_result r = textentry_find(w->cache.dir, fd, bytes);
 
@@ -134,11 +147,11 @@ static enum te_result cache_entry(struct warm *w, const struct target *t, int fd
 	}
 	if (r == TE_FAILED || r == TE_STALE)
 		return r;
-	*huge = entry_huge(w, fd, e, aligned);
-	if (*huge < *aligned && !w->opt.check && r == TE_PRESENT && textentry_remove(w->cache.dir, fd) == 0) {
+	entry_huge(w, fd, e, pg);
+	if (entry_cold(pg) && !w->opt.check && r == TE_PRESENT && textentry_remove(w->cache.dir, fd) == 0) {
 		r = textentry_make(w->cache.dir, t->path, fd, bytes, step);
 		if (r != TE_FAILED)
-			*huge = entry_huge(w, fd, e, aligned);
+			entry_huge(w, fd, e, pg);
 	}
 	return r;
 }
@@ -170,7 +183,8 @@ static const char *refusal(const struct target *t, int fd, char *why, size_t n)
  * its entry in the text cache, made unless --check. */
 void cache_target(struct warm *w, const struct target *t, int fd, const struct elf *e, uint64_t size, const char *why)
 {
-	uint64_t bytes = 0, huge = 0, aligned = 0, pieces, text = text_bytes(e, &pieces);
+	uint64_t bytes = 0, pieces, text = text_bytes(e, &pieces);
+	struct entry_pages pg = { 0 };
 	enum te_result r;
 	char refused[PATH_MAX + 256] = "", what[PATH_MAX + 256];
 	const char *step = "";
@@ -185,7 +199,7 @@ void cache_target(struct warm *w, const struct target *t, int fd, const struct e
 		r = TE_FAILED; /* refused[] says why */
 	else if (!w->opt.check && !cache_ready(w))
 		r = TE_FAILED, no_cache = 1; /* said once, by cache_ready */
-	else if ((r = cache_entry(w, t, fd, e, size, &bytes, &huge, &aligned, &step)) == TE_FAILED && !w->opt.check) {
+	else if ((r = cache_entry(w, t, fd, e, size, &bytes, &pg, &step)) == TE_FAILED && !w->opt.check) {
 		if (errno == ENOSPC || errno == ENOMEM) {
 			full = 1;
 			struct nofit *nf = realloc(w->nofit, (w->nnofit + 1) * sizeof(*nf));
@@ -202,26 +216,31 @@ void cache_target(struct warm *w, const struct target *t, int fd, const struct e
 		}
 	}
 	const char *state = refused[0] ? "refused" : full ? "full" : w->opt.check && r == TE_FAILED ? "absent" : cache_word[r];
-	if (r == TE_FAILED || r == TE_STALE || huge < aligned)
+	if (r == TE_FAILED || r == TE_STALE || entry_cold(&pg))
 		worse(w, ST_NOT_WARM);
 	if (w->opt.json) {
 		json_path(t->path);
 		printf(",\"route\":\"cache\",\"why\":");
 		json_str(stdout, why);
 		printf(",\"cache\":\"%s\",\"text_kb\":%" PRIu64 ",\"huge_kb\":%" PRIu64 ",\"aligned_kb\":%" PRIu64
-		       ",\"cache_kb\":%" PRIu64 "}\n",
-		       state, text >> 10, huge >> 10, aligned >> 10, bytes >> 10);
+		       ",\"unmeasured_kb\":%" PRIu64 ",\"cache_kb\":%" PRIu64 "}\n",
+		       state, text >> 10, pg.huge >> 10, pg.aligned >> 10, pg.unmeasured >> 10, bytes >> 10);
 		return;
 	}
-	if (r == TE_FAILED || r == TE_STALE)
+	if (r == TE_FAILED || r == TE_STALE) {
 		printf("%s: %.1f MiB of text not in the text cache (%s%s)%s%s\n", t->path, text / 1048576.0,
 		       refused[0] ? "refused: " : full ? "the cache is full" : r == TE_STALE ? "its entry's text differs from the file's"
 		       : w->opt.check ? "no entry" : no_cache ? "failed: the text cache is not usable, as said above" : "failed",
 		       refused, why ? ", which it needs: " : "", why ? why : "");
-	else
-		printf("%s: %.1f MiB of text in the text cache (%s%s, %.1f of %.1f MiB in 2 MiB pages, %.1f MiB in memory): %s\n",
-		       t->path, text / 1048576.0, cache_word[r], r == TE_MADE ? " now" : "", huge / 1048576.0,
-		       aligned / 1048576.0, bytes / 1048576.0, why);
+		return;
+	}
+	char unmeasured[128] = "";
+	if (pg.unmeasured)
+		snprintf(unmeasured, sizeof(unmeasured), ", %.1f MiB not measured (reading frame numbers takes CAP_SYS_ADMIN)",
+			 pg.unmeasured / 1048576.0);
+	printf("%s: %.1f MiB of text in the text cache (%s%s, %.1f of %.1f MiB in 2 MiB pages%s, %.1f MiB in memory): %s\n",
+	       t->path, text / 1048576.0, cache_word[r], r == TE_MADE ? " now" : "", pg.huge / 1048576.0,
+	       pg.aligned / 1048576.0, unmeasured, bytes / 1048576.0, why);
 }
 
 static int bigger_first(const void *a, const void *b)
