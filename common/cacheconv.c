@@ -189,21 +189,30 @@ int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 #define KPF_COMPOUND_TAIL (1ULL << 16)
 
 /* Whether the n pages whose pagemap entries are e[] form one block: see
- * cconv_blocks.  Returns 1, 0, or -1 when the frames cannot be read. */
-static int one_block(struct cconv *c, const uint64_t *e, uint64_t n)
+ * cconv_blocks.  Returns CC_BLOCK, CC_BLOCK_PART (with part: the pages
+ * present, at least one, are the block's and the others are not mapped
+ * yet), 0, or -1 when the frames cannot be read. */
+static int one_block(struct cconv *c, const uint64_t *e, uint64_t n, int part)
 {
 	static uint64_t f[TX_HUGE / ARCH_PAGE_MIN];
-	uint64_t pfn = e[0] & PM_PFN_MASK;
+	uint64_t first = 0, absent = 0;
 
-	if (!(e[0] & PM_PRESENT))
+	while (first < n && !(e[first] & PM_PRESENT))
+		first++;
+	if (first == n || (first && !part))
 		return 0;
-	if (!pfn)
+	if (!(e[first] & PM_PFN_MASK))
 		return -1; /* frame numbers hidden: no CAP_SYS_ADMIN */
+	if ((e[first] & PM_PFN_MASK) < first)
+		return 0;
+	uint64_t pfn = (e[first] & PM_PFN_MASK) - first;
 	if (pfn & (n - 1))
 		return 0;
-	for (uint64_t i = 1; i < n; i++)
-		if (!(e[i] & PM_PRESENT) || (e[i] & PM_PFN_MASK) != pfn + i)
+	for (uint64_t i = first + 1; i < n; i++) {
+		absent += !(e[i] & PM_PRESENT);
+		if ((absent && !part) || ((e[i] & PM_PRESENT) && (e[i] & PM_PFN_MASK) != pfn + i))
 			return 0;
+	}
 	if (sys_pread(c->kpageflags_fd, f, n * 8, pfn * 8) != (long)(n * 8))
 		return -1;
 	if (!(f[0] & (KPF_COMPOUND_HEAD | KPF_COMPOUND_TAIL)))
@@ -211,10 +220,10 @@ static int one_block(struct cconv *c, const uint64_t *e, uint64_t n)
 	for (uint64_t i = 1; i < n; i++)
 		if ((f[i] & (KPF_COMPOUND_HEAD | KPF_COMPOUND_TAIL)) != KPF_COMPOUND_TAIL)
 			return 0; /* a folio starts inside the block */
-	return 1;
+	return first || absent ? CC_BLOCK_PART : CC_BLOCK;
 }
 
-int cconv_blocks(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
+int cconv_blocks(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, int part)
 {
 	static uint64_t e[TX_HUGE / ARCH_PAGE_MIN];
 	uint64_t n = TX_HUGE / TX_PAGE;
@@ -233,10 +242,10 @@ int cconv_blocks(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs)
 			continue;
 		if (sys_pread(c->pagemap_fd, e, n * 8, p / TX_PAGE * 8) != (long)(n * 8))
 			return -1;
-		int r = one_block(c, e, n);
+		int r = one_block(c, e, n, part);
 		if (r < 0)
 			return -1;
-		*h = r ? CC_BLOCK : 0;
+		*h = (uint8_t)r;
 	}
 	return 0;
 }

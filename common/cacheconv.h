@@ -62,6 +62,7 @@ int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs);
 /* What cconv_scan and cconv_blocks mark a piece with. */
 #define CC_PMD 1   /* mapped by a PMD (or hugetlb) */
 #define CC_BLOCK 2 /* a contiguous-PTE block: see cconv_blocks */
+#define CC_BLOCK_PART 3 /* a block's frames, mapped in part: see cconv_blocks */
 /* Marks CC_BLOCK in hs[] (indexed from a, 2 MiB-aligned) each piece not
  * marked yet that the kernel maps with contiguous PTEs where it can
  * (arm64 with 16 or 64 KiB pages, geom_blocks): every page present, their
@@ -70,8 +71,13 @@ int cconv_scan(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs);
  * (Linux 6.9); the contiguous bit itself is not visible to user space.
  * Read from /proc/self/pagemap's frame numbers and /proc/kpageflags'
  * compound head and tail bits, which need CAP_SYS_ADMIN: returns 0, or -1
- * when they cannot be read (then nothing is marked: "not measured"). */
-int cconv_blocks(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs);
+ * when they cannot be read (then nothing is marked: "not measured").
+ * With part, a piece whose present pages (one at least) are such a
+ * block's and whose other pages are not mapped yet is marked
+ * CC_BLOCK_PART: the text lies in the block, and the rest of it maps onto
+ * the same frames as the process touches it (a forked child: fork copies
+ * no page-table entry of a file mapping). */
+int cconv_blocks(struct cconv *c, uint64_t a, uint64_t b, uint8_t *hs, int part);
 
 /* Faults in a mapping [a, b) like cconv_convert's and marks in hs[] the
  * 2 MiB pieces mapped by a PMD.  Telling: PAGEMAP_SCAN (6.7); else, for

@@ -97,6 +97,13 @@ static const char *size_off(uint64_t size, int pmd, char *why, size_t n)
 	return NULL;
 }
 
+int thpenv_block_switch_never(void)
+{
+	char p[128];
+
+	return !thpenv_process_thp_off() && sysfs_choice(size_file(TX_HUGE, "enabled", p, sizeof(p)), "never") == 1;
+}
+
 const char *thpenv_thp_off(struct thpenv *t)
 {
 	if (!(t->asked & THPENV_ASKED_THP)) {

@@ -33,6 +33,11 @@ const char *thpenv_thp_off(struct thpenv *t);
  * contiguous blocks of geom_blocks), or NULL.  The text lives in t. */
 const char *thpenv_block_off(struct thpenv *t);
 
+/* Whether 2 MiB folios are off by their own switch alone
+ * (transparent_hugepage/hugepages-2048kB/enabled "never", Linux 6.8), so
+ * that an operator can turn them on. */
+int thpenv_block_switch_never(void);
+
 /* Whether this process may have no transparent huge pages at all, the
  * page cache's included (prctl PR_SET_THP_DISABLE without
  * PR_THP_DISABLE_EXCEPT_ADVISED): then file mappings get no PMDs either. */

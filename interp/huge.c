@@ -251,7 +251,7 @@ static uint64_t reserve_aligned(const struct geom *g, uint64_t at, uint64_t len)
  * or more (anonymous THP's settings allow them, the text cache's tmpfs). */
 static void mark_blocks(const struct huge_req *r, uint64_t lo, uint64_t hi, uint8_t *hs, int likely)
 {
-	if (cconv_blocks(&r->state->cc, lo, hi, hs) == 0 || !likely)
+	if (cconv_blocks(&r->state->cc, lo, hi, hs, 0) == 0 || !likely)
 		return;
 	for (uint64_t k = 0; k < (hi - lo) / TX_HUGE; k++)
 		if (!hs[k])

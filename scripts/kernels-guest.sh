@@ -184,9 +184,38 @@ say cache-pie-read "$(read_bytes "$d/tiexec" "$d/big")"
 "$d/tiexec" -v "$d/big-static" loop 10 >/dev/null 2>"$T/cstatic"
 say cache-static "$(placed "$T/cstatic")"
 say cache-static-anon-kb "$(anon_kb "$d/tiexec" "$d/big-static")"
-"$d/tiexec" -v "$d/bl" loop 10 >/dev/null 2>"$T/clib"
-say cache-lib "$(lib_placed "$T/clib")"
-say cache-lib-why "$(grep "library" "$T/clib" | grep -v "$SUMMARY" | sed "s/^tiexec: '[^']*': library '[^']*': //" | head -1)"
+# 7b. A forked child of a program whose text the cache serves in 2 MiB
+#     blocks (#55 item 7: postgres's backends on 16 KiB kernels), an
+#     ordinary user's server.  Fork copies no page-table entry of a file
+#     mapping, so the child maps the entry's text as it runs: parent and
+#     child measured from outside (full blocks), and tiexec-stat --check
+#     of each, once the child has run across all of its text
+#     (child-title), and once it has run one function in each 2 MiB
+#     (child-sparse: blocks mapped in part).
+if [ -x "$d/blocks" ] && [ -x "$d/tiexec-stat" ]; then
+	"$d/tiexec-warm" "$d/big-static-s" >/dev/null 2>&1
+	fork_server() { # KEY MODE
+		rm -f "$T/fifo" "$T/fork.out"
+		mkfifo "$T/fifo"
+		/usr/local/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$d/tiexec" "$d/big-static-s" $2 \
+			<"$T/fifo" >"$T/fork.out" 2>/dev/null &
+		pid=$!
+		exec 7>"$T/fifo"
+		i=0
+		while ! grep -q '^ready' "$T/fork.out" && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+		child=$(sed -n 's/^child //p' "$T/fork.out")
+		say "$1-blocks" "parent $("$d/blocks" $pid) child $("$d/blocks" $child)"
+		fc=
+		for p in $pid $child; do
+			fc="$fc$("$d/tiexec-stat" --check $p 2>&1 | sed "s|^$p $d/||"); "
+		done
+		say "$1-check" "$fc"
+		exec 7>&-
+		wait $pid
+	}
+	fork_server cache-fork child-title
+	fork_server cache-sparse child-sparse
+fi
 # The same again with address-space randomisation off on both sides:
 # TCG translates code again wherever it lands anew, which weighs on a
 # randomly placed loader and ld.so at every start.  The whole loop runs
@@ -254,6 +283,13 @@ if [ -x "$d/blocks" ] && [ "$(cat /sys/kernel/mm/transparent_hugepage/hpage_pmd_
 	# --advise with those defaults: a copy holds the whole 32 MiB piece
 	# alone, and says why.
 	say advise-default "$("$d/tiexec-stat" --advise "$d/big-static" | sed -n 's/^  thp *//p' | tr -s ' ')"
+	# ... and what turning 2 MiB folios on gives (#55 item 9); "madvise"
+	# is enough for tiexec's copies, which ask with MADV_HUGEPAGE.
+	say advise-gain "$("$d/tiexec-stat" --advise "$d/big-static" | sed -n 's/^  2 MiB folios: //p')"
+	echo madvise >$m
+	start "$d/tiexec" -v "$d/big-static"
+	say blocks-madvise "$(placed "$T/start.err") / $("$d/blocks" $pid)"
+	stop
 	echo always >$m
 	start "$d/tiexec" -v "$d/big-static"
 	say blocks-static "$(placed "$T/start.err") / $("$d/blocks" $pid)"

@@ -117,8 +117,10 @@ static void geom_refuses(const struct geom *g, struct advice *a)
 	}
 }
 
+/* The copy ways, thp and hugetlb (tlb), and what thp would gain were the
+ * 2 MiB switch turned on (*gain). */
 static void way_copy(const struct geom *g, const struct elf_facts *ef, uint64_t pool, struct way *thp,
-		     struct way *tlb)
+		     struct way *tlb, uint64_t *gain)
 {
 	struct thpenv t;
 
@@ -135,6 +137,7 @@ static void way_copy(const struct geom *g, const struct elf_facts *ef, uint64_t 
 		snprintf(thp->why, sizeof(thp->why), "%s", boff);
 		thp->huge = thp->per_proc = text_in_pieces(ef, g->pmd);
 		thp->partial = thp->huge > 0;
+		*gain = thpenv_block_switch_never() ? ef->text_huge - thp->huge : 0;
 	} else {
 		thp->huge = thp->per_proc = ef->text_huge;
 	}
@@ -213,7 +216,7 @@ int advise_fd(int fd, const char *cache_dir, struct advice *a, char *why, size_t
 	way_cache(fd, cache_dir, &ef, &a->way[WAY_CACHE]);
 	geom_read(&a->geom, (uint64_t)sysconf(_SC_PAGESIZE));
 	a->thp_sizes = geom_thp_sizes(&a->geom);
-	way_copy(&a->geom, &ef, hugetlb_free(), &a->way[WAY_THP], &a->way[WAY_HUGETLB]);
+	way_copy(&a->geom, &ef, hugetlb_free(), &a->way[WAY_THP], &a->way[WAY_HUGETLB], &a->block_gain);
 	close(fd);
 	if (geom_blocks(&a->geom)) {
 		/* As the loader (interp/huge.c): neither is built for

@@ -32,6 +32,8 @@ struct advice {
 	enum advice_way auto_way;        /* what --strategy=auto would use; WAY_N: none */
 	struct geom geom;                /* the kernel's page geometry */
 	uint64_t thp_sizes;              /* its transparent huge page sizes (geom_thp_sizes) */
+	uint64_t block_gain;             /* what a copy would gain in 2 MiB blocks were the
+					  * 2 MiB switch not "never" (thpenv_block_switch_never) */
 };
 
 /* Fills a for the program at path, with the text cache at cache_dir ("":

@@ -15,6 +15,8 @@ struct blocks {
 	uint64_t pmd; /* the PMD size, when not BLOCKS_NONE */
 	uint64_t *kb; /* per mapping of the smaps: kB in blocks, not on PMDs */
 	uint64_t total_kb;
+	uint64_t part_kb; /* of total_kb, in blocks mapped in part so far (a
+			   * forked child maps its text as it runs) */
 };
 enum { BLOCKS_NONE, BLOCKS_MEASURED, BLOCKS_UNMEASURED };
 

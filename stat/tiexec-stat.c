@@ -384,9 +384,11 @@ static int report(long pid, enum mode mode, int first)
 		else if (bl.state == BLOCKS_UNMEASURED)
 			printf("%ld %s: cannot tell: its 2 MiB contiguous blocks are not measured (reading frame numbers takes root)\n",
 			       pid, prog);
-		else
-			r = check_running(pid, prog, fd, program_huge_kb(&s, prog, fd, cache_dir, bl.kb),
-					  libs_huge_kb(&s, prog, fd, cache_dir, bl.kb), cache_dir);
+		else {
+			struct running_huge h = { program_huge_kb(&s, prog, fd, cache_dir, bl.kb),
+						  libs_huge_kb(&s, prog, fd, cache_dir, bl.kb), bl.part_kb };
+			r = check_running(pid, prog, fd, &h, cache_dir);
+		}
 		blocks_free(&bl);
 		free(prog);
 		if (fd >= 0)

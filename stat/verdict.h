@@ -10,7 +10,13 @@ int advise_print(const char *prog, const char *cache_dir);
  * its strategy gives on this machine, for its own text and its libraries'
  * (a dynamic program below its min-text is loaded for them). */
 int check_prog(const char *prog, const char *cache_dir);
+/* What a running process has on 2 MiB pages (PMDs, and blocks where
+ * measured): its program's own text, its libraries' (said beside it), and
+ * of both, what lies in blocks it has mapped only in part so far. */
+struct running_huge {
+	uint64_t own_kb, libs_kb, part_kb;
+};
+
 /* Process pid running prog, whose file program_of opened as fd (not
- * closed; -1: none), with huge_kb of its own text on 2 MiB pages and
- * libs_kb of its libraries' (said beside it). */
-int check_running(long pid, const char *prog, int fd, uint64_t huge_kb, uint64_t libs_kb, const char *cache_dir);
+ * closed; -1: none), with *h on 2 MiB pages. */
+int check_running(long pid, const char *prog, int fd, const struct running_huge *h, const char *cache_dir);

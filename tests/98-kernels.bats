@@ -201,6 +201,23 @@ for r in rows:
         assert prom(r["blocks-prom-unit"]) == {'tiexec_program_processes_short{program="big-static"}': '0', 'tiexec_program_processes_unmeasured{program="big-static"}': '1'}, r
         assert r["warm-unit"].startswith("big-static: ") and "(present, " in r["warm-unit"] and " MiB not measured (" in r["warm-unit"], r
         assert r["warm-unit"].endswith(" status 0"), r
+        # A forked child of a server whose text the cache serves (#55 item
+        # 7) maps that text as it runs, onto its parent's blocks: all of
+        # them once it has run across its text; with one function run per
+        # 2 MiB, in part, which --check counts and says (from outside,
+        # blocks.c counts only whole ones).
+        bk = lambda v: [int(x.split("=")[1]) for x in v.split() if x.startswith("blocks-kb=")]
+        assert bk(r["cache-fork-blocks"]) == [65536, 65536], r
+        assert r["cache-fork-check"] == "big-static-s: ok: 64.0 MiB of its text on 2 MiB pages; " * 2, r
+        assert bk(r["cache-sparse-blocks"]) == [65536, 0], r
+        parent, child = r["cache-sparse-check"].split("; ", 1)
+        assert parent == "big-static-s: ok: 64.0 MiB of its text on 2 MiB pages", r
+        assert child.startswith("big-static-s: ok: 64.0 MiB of its text on 2 MiB pages; 64.0 MiB of that in 2 MiB blocks it has mapped only in part so far"), r
+        # What the 2 MiB switch would give (#55 item 9): "madvise" is
+        # enough for a copy, which asks with MADV_HUGEPAGE.
+        assert r["advise-gain"].startswith('with transparent_hugepage/hugepages-2048kB/enabled at "madvise", a copy puts 32.0 MiB more in 2 MiB contiguous blocks'), r
+        assert r["blocks-madvise"].startswith("32.0 of 64.6 MiB text on 32 MiB pages, 32.0 in 2 MiB contiguous blocks ("), r
+        assert fixture(r["blocks-madvise"]) == (32, 32), r
         # --advise with the defaults: a copy holds the whole 32 MiB piece
         # alone, and says why.
         assert r["advise-default"].startswith("32.0 32.0 MiB anonymous per process only whole 32 MiB pieces: thp: transparent huge pages of 2 MiB are disabled"), r

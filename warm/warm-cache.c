@@ -97,7 +97,7 @@ static void entry_huge(struct warm *w, int fd, const struct elf *e, struct entry
 			pg->aligned += TX_HUGE;
 			if (map_piece(efd, slot, off[i] + (v - p->p_vaddr)) == 0 &&
 			    cconv_fault(&w->cc, slot, slot + TX_HUGE, &hs, 0) == 0 && !hs && w->blocks &&
-			    cconv_blocks(&w->cc, slot, slot + TX_HUGE, &hs) < 0) /* a block of a larger folio? */
+			    cconv_blocks(&w->cc, slot, slot + TX_HUGE, &hs, 0) < 0) /* a block of a larger folio? */
 				pg->unmeasured += TX_HUGE;
 			pg->huge += hs ? TX_HUGE : 0;
 		}
