@@ -59,7 +59,7 @@ static void strs_free(struct strs *s)
 /* What ld.so reads of an object's dynamic section. */
 struct dyn {
 	struct strs needed;
-	char *rpath, *runpath;
+	char *rpath, *runpath, *soname;
 };
 
 /* Whether path is an object ld.so would load here: ELF, 64-bit, the
@@ -76,16 +76,13 @@ static int loadable(const char *path)
 	return ok;
 }
 
-static int read_dyn(const char *path, struct dyn *d)
+/* The dynamic section of the object open at fd into *d (empty if none). */
+static void read_dyn_fd(int fd, struct dyn *d)
 {
-	struct stat st;
-	int fd = trust_open(path, NULL, &st);
 	Elf *e;
 	Elf_Scn *scn = NULL;
 
 	memset(d, 0, sizeof(*d));
-	if (fd < 0)
-		return -1;
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	while (e && (scn = elf_nextscn(e, scn))) {
@@ -96,7 +93,7 @@ static int read_dyn(const char *path, struct dyn *d)
 		GElf_Dyn dy;
 		for (int i = 0; gelf_getdyn(data, i, &dy) && dy.d_tag != DT_NULL; i++) {
 			const char *s = NULL;
-			if (dy.d_tag == DT_NEEDED || dy.d_tag == DT_RPATH || dy.d_tag == DT_RUNPATH)
+			if (dy.d_tag == DT_NEEDED || dy.d_tag == DT_RPATH || dy.d_tag == DT_RUNPATH || dy.d_tag == DT_SONAME)
 				s = elf_strptr(e, sh.sh_link, dy.d_un.d_val);
 			if (!s)
 				continue;
@@ -106,11 +103,24 @@ static int read_dyn(const char *path, struct dyn *d)
 				d->rpath = strdup(s);
 			else if (dy.d_tag == DT_RUNPATH && !d->runpath)
 				d->runpath = strdup(s);
+			else if (dy.d_tag == DT_SONAME && !d->soname)
+				d->soname = strdup(s);
 		}
 		break;
 	}
 	if (e)
 		elf_end(e);
+}
+
+static int read_dyn(const char *path, struct dyn *d)
+{
+	struct stat st;
+	int fd = trust_open(path, NULL, &st);
+
+	memset(d, 0, sizeof(*d));
+	if (fd < 0)
+		return -1;
+	read_dyn_fd(fd, d);
 	close(fd);
 	return 0;
 }
@@ -120,6 +130,19 @@ static void dyn_free(struct dyn *d)
 	strs_free(&d->needed);
 	free(d->rpath);
 	free(d->runpath);
+	free(d->soname);
+}
+
+int needed_musl(int fd)
+{
+	struct dyn d;
+	int r = 0;
+
+	read_dyn_fd(fd, &d);
+	for (size_t i = 0; i < d.needed.n; i++)
+		r |= !strcmp(d.needed.v[i], "libc.so") || !strncmp(d.needed.v[i], "libc.musl-", 10);
+	dyn_free(&d);
+	return r;
 }
 
 /* s with $ORIGIN and ${ORIGIN} replaced by origin; NULL (skip it) when

@@ -19,3 +19,7 @@
  * nonzero for) are looked into for more.  Every file is opened without
  * blocking and only if it is a regular file (trust.h). */
 void needed_libs(const char *prog, int (*add)(void *ctx, const char *path), void *ctx);
+
+/* Whether the object open at fd is one musl's ld.so loads: it needs
+ * musl's libc (libc.so, or Alpine's libc.musl-ARCH.so.1). */
+int needed_musl(int fd);

@@ -138,24 +138,33 @@ fi
 #     what the kernel maps, never from the loader's path.  Where the
 #     program's entry and headers lie in copied or cached text (arm64's one
 #     R+X segment), the program's file mapped beside it.
-if [ -x "$d/tiexec-stat" ]; then
+# fork_start PROG MODE: uid 65534 runs PROG (child-title, child-sparse)
+# through tiexec; $pid is the server, $child its forked child, both ready.
+# fork_stop ends both (EOF on their stdin).
+fork_start() {
 	rm -f "$T/fifo" "$T/fork.out"
 	mkfifo "$T/fifo"
-	/usr/local/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$d/tiexec" "$d/big-s" child-title \
+	/usr/local/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$d/tiexec" "$1" $2 \
 		<"$T/fifo" >"$T/fork.out" 2>/dev/null &
 	pid=$!
 	exec 7>"$T/fifo"
 	i=0
 	while ! grep -q '^ready' "$T/fork.out" && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
 	child=$(sed -n 's/^child //p' "$T/fork.out")
+}
+fork_stop() {
+	exec 7>&-
+	wait $pid
+}
+if [ -x "$d/tiexec-stat" ]; then
+	fork_start "$d/big-s" child-title
 	fc=
 	for p in $pid $child; do
 		fc="$fc$(TIEXEC_LOADER="$d/tiexec" "$d/tiexec-stat" --check $p 2>&1 | sed "s|^$p $d/||" | cut -c1-60); "
 	done
 	say fork-check "$fc"
 	say fork-prom "$(TIEXEC_LOADER="$d/tiexec" "$d/tiexec-stat" --prometheus 2>/dev/null | grep '^tiexec_program_processes{' | sed "s|$d/||" | tr '\n' ' ')"
-	exec 7>&-
-	wait $pid
+	fork_stop
 fi
 # 6. MemoryDenyWriteExecute where the kernel has it (6.3).
 if "$d/mdwe" prctl true 2>/dev/null; then
@@ -195,23 +204,14 @@ say cache-static-anon-kb "$(anon_kb "$d/tiexec" "$d/big-static")"
 if [ -x "$d/blocks" ] && [ -x "$d/tiexec-stat" ]; then
 	"$d/tiexec-warm" "$d/big-static-s" >/dev/null 2>&1
 	fork_server() { # KEY MODE
-		rm -f "$T/fifo" "$T/fork.out"
-		mkfifo "$T/fifo"
-		/usr/local/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$d/tiexec" "$d/big-static-s" $2 \
-			<"$T/fifo" >"$T/fork.out" 2>/dev/null &
-		pid=$!
-		exec 7>"$T/fifo"
-		i=0
-		while ! grep -q '^ready' "$T/fork.out" && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
-		child=$(sed -n 's/^child //p' "$T/fork.out")
+		fork_start "$d/big-static-s" $2
 		say "$1-blocks" "parent $("$d/blocks" $pid) child $("$d/blocks" $child)"
 		fc=
 		for p in $pid $child; do
 			fc="$fc$("$d/tiexec-stat" --check $p 2>&1 | sed "s|^$p $d/||"); "
 		done
 		say "$1-check" "$fc"
-		exec 7>&-
-		wait $pid
+		fork_stop
 	}
 	fork_server cache-fork child-title
 	fork_server cache-sparse child-sparse

@@ -1,13 +1,16 @@
 /* A program's or library's headers, read with libelf, and the whole 2 MiB
  * pieces of its read-only executable segments. */
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "arch_reloc.h" /* ARCH_NAME */
 #include "elfcheck.h"
 #include "layout.h"
+#include "needed.h"
 #include "warm.h"
 
 _Static_assert(sizeof(GElf_Ehdr) == sizeof(Elf64_Ehdr) && sizeof(GElf_Phdr) == sizeof(Elf64_Phdr),
@@ -107,6 +110,23 @@ uint64_t text_bytes(const struct elf *e, uint64_t *pieces)
 			*pieces += hi > lo ? (hi - lo) / TX_HUGE : 0;
 		}
 	return n;
+}
+
+const char *unplaced_library(const struct elf *e, int fd, char *why, size_t n)
+{
+	uint64_t align = 0;
+
+	for (unsigned i = 0; i < e->eh.e_phnum; i++)
+		if (e->ph[i].p_type == PT_LOAD && e->ph[i].p_align > align)
+			align = e->ph[i].p_align;
+	if (!library(e) || align <= TX_PAGE || align >= TX_HUGE || needed_musl(fd))
+		return NULL;
+	char a[24];
+	snprintf(why, n,
+		 "glibc's ld.so places it at its p_align (%s) in an address range of its own, 2 MiB-aligned about one start "
+		 "in %" PRIu64 ": an entry would serve almost no start",
+		 geom_size(align, a, sizeof(a)), (uint64_t)(TX_HUGE / align));
+	return why;
 }
 
 /* A shared library: ET_DYN without PT_INTERP (a static PIE counts too). */

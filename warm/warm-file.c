@@ -99,6 +99,13 @@ void do_target(struct warm *w, const struct target *t)
 		return;
 	}
 	int lib = r.library = library(&e);
+	char unplaced[200];
+	if (unplaced_library(&e, fd, unplaced, sizeof(unplaced))) {
+		if (t->named || w->opt.verbose)
+			printf("%s: skipped: %s\n", t->path, unplaced);
+		close(fd);
+		return;
+	}
 	n = elf_spans(&e, (uint64_t)st.st_size, !lib, sp, &r.incongruent);
 	struct fs_info fi;
 	fs_folios(fd, &fi);

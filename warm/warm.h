@@ -113,6 +113,18 @@ int elf_spans(const struct elf *e, uint64_t size, int program, struct span *sp, 
 void text_pieces(const Elf64_Phdr *p, uint64_t *lo, uint64_t *hi);
 uint64_t text_bytes(const struct elf *e, uint64_t *pieces);
 int library(const struct elf *e);
+/* Why a library (e, open at fd) gets no use of 2 MiB pieces from the page
+ * cache nor from an entry, into why[n], or NULL.  glibc's
+ * ld.so (2.35+) places a library whose segments ask for an alignment
+ * above the page size (GNU ld's arm64 default: 64 KiB) at that alignment
+ * in an anonymous reservation, which the kernel does not 2 MiB-align: its
+ * base is 2 MiB-aligned about one start in 2 MiB / p_align.  Where the
+ * alignment is the page size, ld.so maps the file itself, and the kernel
+ * places a file mapping of 2 MiB or more 2 MiB-aligned (x86-64's GNU ld
+ * default).  A library that needs musl's libc is musl's ld.so's, which
+ * maps the file itself; any other is taken for glibc's, the distribution's
+ * ld.so.  Until tiexec decides where ld.so puts libraries (#54). */
+const char *unplaced_library(const struct elf *e, int fd, char *why, size_t n);
 
 /* warm-pieces.c */
 void add_pid(int *v, unsigned *n, unsigned max, int pid);
