@@ -8,6 +8,9 @@
 #      facilities -> the shared layer -> the runtime (rt.c); a stage never calls the driver or
 #      another stage (interp/exec.h).  A tool: its main file -> its other
 #      files -> the shared layer.  The shared layer never calls up.
+#   4. the loader's placement layer (huge.c, place-*.c) calls only itself,
+#      the shared layer, the runtime and proc.c's clock: no stage, no
+#      other facility (it never prints: its notes go back to the stages).
 # Usage: layers.sh NAME=OBJDIR[,OBJDIR...]...
 #   e.g. loader=build/interp/tiexec.p,build/common/libtiexec-common-loader.a.p
 # The first NAME is the loader (its stages are known by name); in the others
@@ -42,7 +45,7 @@ check() { # check KIND NAME OBJDIR...
 	fi
 	# Each object is named DIR/FILE: common/ for the shared layer.
 	local -A def_file def_type seen
-	local -a shared=() edges=() wrong=()
+	local -a shared=() edges=() wrong=() placed=()
 	id() { case $1 in *common*) echo "common/$(basename "$1" .c.o)" ;; *) echo "$name/$(basename "$1" .c.o)" ;; esac; }
 	for o in "${objs[@]}"; do
 		f=$(id "$o")
@@ -66,6 +69,14 @@ check() { # check KIND NAME OBJDIR...
 				if [ "$lg" -lt "$lf" ] || { [ "$lf" -eq 1 ] && [ "$lg" -eq 1 ]; }; then
 					wrong+=("$f calls $g ($s)")
 				fi
+				case $kind:$f:$g in
+				loader:loader/huge:* | loader:loader/place-*:*)
+					case $g in
+					loader/huge | loader/place-* | loader/rt | loader/proc | common/*) ;;
+					*) placed+=("$f calls $g ($s)") ;;
+					esac
+					;;
+				esac
 			fi
 		done < <(nm -u "$o")
 	done
@@ -74,6 +85,9 @@ check() { # check KIND NAME OBJDIR...
 	mapfile -t loop < <(printf '%s\n' "${edges[@]}" | tsort 2>&1 >/dev/null)
 	ok "${#loop[@]}" "$name: no cycle between files" "${loop[@]}"
 	ok "${#wrong[@]}" "$name: dependencies point down (main -> files -> common/)" "${wrong[@]}"
+	if [ "$kind" = loader ]; then
+		ok "${#placed[@]}" "$name: the placement layer calls only itself, common/, rt and proc's clock" "${placed[@]}"
+	fi
 }
 
 # The includes: the arch layer (arch/) and the shared layer sit below the
