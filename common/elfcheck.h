@@ -14,7 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch_reloc.h" /* TX_USER_TOP, ARCH_ELF_MACHINE */
+#include "arch_elf.h" /* ARCH_ELF_MACHINE */
+#include "arch_mm.h"  /* TX_USER_TOP */
 #include "geom.h"        /* TX_PAGE, TX_HUGE */
 
 /* The kernel refuses program header tables larger than this (load_elf_phdrs;

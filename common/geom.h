@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch_reloc.h" /* ARCH_PAGE_*, ARCH_PMD_SIZE, ARCH_PMD_OF */
+#include "arch_mm.h" /* ARCH_PAGE_*, ARCH_PMD_SIZE, ARCH_PMD_OF */
 
 #define TX_HUGE ARCH_PMD_SIZE
 #ifdef ARCH_PAGE_VARIES

@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "needed.h"
 
-#include "arch_reloc.h"
+#include "arch_elf.h"
 #include "elfcheck.h"
 
 #include <elf.h>

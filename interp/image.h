@@ -84,7 +84,7 @@ void image_map(struct image *im);
 void image_trim(struct image *im, int keep_outer);
 /* mmap's protection for a segment's p_flags. */
 int prot_of(uint32_t pflags);
-/* The value of GNU property `type` (the arch's, arch_reloc.h) in the
+/* The value of GNU property `type` (the arch's, arch_elf.h) in the
  * PT_GNU_PROPERTY note of the open file fd with these headers, or 0. */
 uint32_t image_property(int fd, const Elf64_Ehdr *eh, const Elf64_Phdr *ph, uint32_t type);
 /* im->xprot as a direct exec would have it: the arch's bits for the

@@ -15,7 +15,7 @@
 #include <elf.h>
 
 #include "arch_entry.h"
-#include "arch_reloc.h"
+#include "arch_elf.h"
 #include "exec.h"
 #include "proc.h"
 #include "report.h"

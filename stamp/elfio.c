@@ -24,7 +24,7 @@
 #include "elfio.h"
 #include "why.h"
 
-#include "arch_reloc.h" /* ARCH_ELF_MACHINE, ARCH_NAME: the loader's machine */
+#include "arch_elf.h" /* ARCH_ELF_MACHINE, ARCH_NAME: the loader's machine */
 #include "elfcheck.h"    /* elf_check_ident */
 #include "layout.h"      /* the piece arithmetic */
 

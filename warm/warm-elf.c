@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "arch_reloc.h" /* ARCH_NAME */
+#include "arch_elf.h" /* ARCH_NAME */
 #include "elfcheck.h"
 #include "layout.h"
 #include "needed.h"

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "arch_reloc.h"
+#include "arch_elf.h"
 #include "elfcheck.h"
 #include "hookpoint.h"
 #include "image.h"

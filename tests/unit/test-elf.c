@@ -18,7 +18,7 @@ struct patch {
 #define PH(i, f, v) { i, offsetof(Elf64_Phdr, f), sizeof(((Elf64_Phdr *)0)->f), (uint64_t)(v) }
 #define MAXPATCH 8
 #define MAXPH 8
-/* A machine that is not this build's (arch_reloc.h). */
+/* A machine that is not this build's (arch_elf.h). */
 #define OTHER_MACHINE (ARCH_ELF_MACHINE == EM_AARCH64 ? EM_X86_64 : EM_AARCH64)
 
 struct img {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch_reloc.h" /* ARCH_ELF_MACHINE, ARCH_NAME */
+#include "arch_elf.h" /* ARCH_ELF_MACHINE, ARCH_NAME */
 #include "tap.h"
 
 #include "elfcheck.h"
