@@ -1,19 +1,14 @@
-/* The loader's tiny runtime: the memory and string routines the compiler
- * may call by itself, and a bounded message buffer for the one place that
- * prints (report.c).  No allocation, no errno, no locale. */
+/* The loader's tiny runtime: errno texts and a bounded message buffer for
+ * the one place that prints (report.c).  No allocation, no errno, no
+ * locale.  The memory and string routines sit below it, in the shared
+ * layer (common/mem.h). */
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "bits.h"
-
-void *memcpy(void *restrict d, const void *restrict s, size_t n);
-void *memmove(void *d, const void *s, size_t n);
-void *memset(void *d, int c, size_t n);
-int memcmp(const void *a, const void *b, size_t n);
-void *memchr(const void *s, int c, size_t n);
-size_t strlen(const char *s);
+#include "mem.h"
 
 /* Text of a (positive) errno value, as strerror would say it. */
 const char *tx_strerror(long err);

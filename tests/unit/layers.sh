@@ -22,12 +22,13 @@ stages=" launch load stack final libs "
 . "$(dirname "$0")/tap.sh"
 
 # layer KIND FILE: 0 the main file, 1 a loader stage, 2 any other file of the
-# program, 3 the shared layer, 4 the loader's runtime (rt.c: memcpy and the
-# like, which the tools take from their C library).
+# program, 3 the shared layer, 4 the loader's runtime (common/mem.c: memcpy
+# and the like, which the tools take from their C library; rt.c: errno
+# texts and the message buffer).
 layer() {
 	case $2 in
+	common/mem | loader/rt) echo 4 ;;
 	common/*) echo 3 ;;
-	loader/rt) echo 4 ;;
 	*/main | */tiexec-* | */stamp) echo 0 ;;
 	*) if [ "$1" = loader ] && [[ $stages == *" ${2#*/} "* ]]; then echo 1; else echo 2; fi ;;
 	esac
