@@ -77,11 +77,64 @@ static void report(const struct warm *w, const struct target *t, const struct re
 	}
 }
 
+/* Whether the file open at fd (its headers into e) is not worth a look:
+ * not a program or library of this machine, or a library ld.so places out
+ * of reach (unplaced_library).  Said when named. */
+static int skipped(const struct warm *w, const struct target *t, int fd, struct elf *e)
+{
+	const char *why = NULL;
+	char unplaced[200];
+
+	if (read_elf(fd, e, &why) < 0 || (why = unplaced_library(e, fd, unplaced, sizeof(unplaced)))) {
+		if (t->named || w->opt.verbose)
+			printf("%s: skipped: %s\n", t->path, why);
+		return 1;
+	}
+	return 0;
+}
+
+/* Measures the n spans' pieces of fd through slot, then converts what is
+ * not warm (unless --check), into r. */
+static void warm_spans(struct warm *w, const struct target *t, int fd, const struct span *sp, int n, uint64_t slot,
+		       struct result *r)
+{
+	/* First what is warm (a true "before"), then the conversion. */
+	uint64_t npieces = 0, k = 0;
+	for (int i = 0; i < n; i++)
+		npieces += (sp[i].hi - sp[i].lo) / TX_HUGE;
+	uint8_t *warm = calloc(npieces ? npieces : 1, 1);
+	if (!warm) {
+		perror("tiexec-warm");
+		exit(ST_FAILED);
+	}
+	for (int i = 0; i < n; i++)
+		for (uint64_t off = sp[i].lo; off < sp[i].hi; off += TX_HUGE, k++) {
+			int cached;
+			struct piece_pids pp;
+			warm[k] = (uint8_t)measure(&w->cc, fd, slot, off, &cached);
+			r->aligned += TX_HUGE;
+			r->before += warm[k] ? TX_HUGE : 0;
+			r->cold += cached ? 0 : TX_HUGE;
+			if (!warm[k] && users(t, off, &pp))
+				for (unsigned j = 0; j < pp.npids; j++)
+					add_pid(r->pids, &r->npids, 32, pp.pids[j]);
+		}
+	r->after = r->before;
+	if (!w->opt.check && r->before < r->aligned && !r->no_folios[0]) {
+		r->writing = open_for_writing(fd);
+		k = 0;
+		for (int i = 0; i < n; i++)
+			for (uint64_t off = sp[i].lo; off < sp[i].hi; off += TX_HUGE, k++)
+				if (!warm[k])
+					convert(&w->cc, fd, t, slot, off, r->writing != 0, r);
+	}
+	free(warm);
+}
+
 void do_target(struct warm *w, const struct target *t)
 {
 	struct span sp[MAX_SPANS];
 	struct result r;
-	const char *why = NULL;
 	struct stat st, want = { .st_dev = t->dev, .st_ino = t->ino };
 	int fd = trust_open(t->path, &want, &st);
 
@@ -91,22 +144,12 @@ void do_target(struct warm *w, const struct target *t)
 	}
 	memset(&r, 0, sizeof(r));
 	static struct elf e;
-	int n = read_elf(fd, &e, &why);
-	if (n < 0) {
-		if (t->named || w->opt.verbose)
-			printf("%s: skipped: %s\n", t->path, why);
+	if (skipped(w, t, fd, &e)) {
 		close(fd);
 		return;
 	}
 	int lib = r.library = library(&e);
-	char unplaced[200];
-	if (unplaced_library(&e, fd, unplaced, sizeof(unplaced))) {
-		if (t->named || w->opt.verbose)
-			printf("%s: skipped: %s\n", t->path, unplaced);
-		close(fd);
-		return;
-	}
-	n = elf_spans(&e, (uint64_t)st.st_size, !lib, sp, &r.incongruent);
+	int n = elf_spans(&e, (uint64_t)st.st_size, !lib, sp, &r.incongruent);
 	struct fs_info fi;
 	fs_folios(fd, &fi);
 	char pg[24];
@@ -139,37 +182,7 @@ void do_target(struct warm *w, const struct target *t)
 		close(fd);
 		return;
 	}
-	/* First what is warm (a true "before"), then the conversion. */
-	uint64_t npieces = 0, k = 0;
-	for (int i = 0; i < n; i++)
-		npieces += (sp[i].hi - sp[i].lo) / TX_HUGE;
-	uint8_t *warm = calloc(npieces ? npieces : 1, 1);
-	if (!warm) {
-		perror("tiexec-warm");
-		exit(ST_FAILED);
-	}
-	for (int i = 0; i < n; i++)
-		for (uint64_t off = sp[i].lo; off < sp[i].hi; off += TX_HUGE, k++) {
-			int cached;
-			struct piece_pids pp;
-			warm[k] = (uint8_t)measure(&w->cc, fd, slot, off, &cached);
-			r.aligned += TX_HUGE;
-			r.before += warm[k] ? TX_HUGE : 0;
-			r.cold += cached ? 0 : TX_HUGE;
-			if (!warm[k] && users(t, off, &pp))
-				for (unsigned j = 0; j < pp.npids; j++)
-					add_pid(r.pids, &r.npids, 32, pp.pids[j]);
-		}
-	r.after = r.before;
-	if (!w->opt.check && r.before < r.aligned && !r.no_folios[0]) {
-		r.writing = open_for_writing(fd);
-		k = 0;
-		for (int i = 0; i < n; i++)
-			for (uint64_t off = sp[i].lo; off < sp[i].hi; off += TX_HUGE, k++)
-				if (!warm[k])
-					convert(&w->cc, fd, t, slot, off, r.writing != 0, &r);
-	}
-	free(warm);
+	warm_spans(w, t, fd, sp, n, slot, &r);
 	munmap(raw, 2 * TX_HUGE);
 	close(fd);
 	report(w, t, &r);
