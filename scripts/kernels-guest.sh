@@ -216,6 +216,9 @@ if [ -x "$d/blocks" ] && [ -x "$d/tiexec-stat" ]; then
 	fork_server cache-fork child-title
 	fork_server cache-sparse child-sparse
 fi
+"$d/tiexec" -v "$d/bl" loop 10 >/dev/null 2>"$T/clib"
+say cache-lib "$(lib_placed "$T/clib")"
+say cache-lib-why "$(grep "library" "$T/clib" | grep -v "$SUMMARY" | sed "s/^tiexec: '[^']*': library '[^']*': //" | head -1)"
 # The same again with address-space randomisation off on both sides:
 # TCG translates code again wherever it lands anew, which weighs on a
 # randomly placed loader and ld.so at every start.  The whole loop runs
