@@ -422,9 +422,11 @@ stop_waiting() {
 	sed -i 's/^Version: .*/&+next1/' "$t/next/DEBIAN/control"
 	dpkg-deb -b "$t/next" "$t/tiexec_next_amd64.deb" >/dev/null
 	# No maintainer script names the text cache's mount unit (#55 item
-	# 4): debhelper's try-restart of a mount, at every upgrade and
-	# dpkg-reconfigure under systemd, is an unmount that empties the cache.
-	! grep -ls 'run-tiexec-text' "$t/next/DEBIAN/postinst" "$t/next/DEBIAN/prerm" "$t/next/DEBIAN/postrm" || false
+	# 4): debhelper stopped it in the preinst of every upgrade under
+	# systemd, and a mount's stop or restart is an unmount that empties
+	# the cache.
+	! grep -ls 'run-tiexec-text' "$t/next/DEBIAN/preinst" "$t/next/DEBIAN/postinst" "$t/next/DEBIAN/prerm" \
+		"$t/next/DEBIAN/postrm" || false
 
 	run apt-get -o DPkg::Lock::Timeout=300 install -y "$DEB"
 	[ "$status" -eq 0 ]
