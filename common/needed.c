@@ -59,7 +59,7 @@ static void strs_free(struct strs *s)
 /* What ld.so reads of an object's dynamic section. */
 struct dyn {
 	struct strs needed;
-	char *rpath, *runpath, *soname;
+	char *rpath, *runpath;
 };
 
 /* Whether path is an object ld.so would load here: ELF, 64-bit, the
@@ -93,7 +93,7 @@ static void read_dyn_fd(int fd, struct dyn *d)
 		GElf_Dyn dy;
 		for (int i = 0; gelf_getdyn(data, i, &dy) && dy.d_tag != DT_NULL; i++) {
 			const char *s = NULL;
-			if (dy.d_tag == DT_NEEDED || dy.d_tag == DT_RPATH || dy.d_tag == DT_RUNPATH || dy.d_tag == DT_SONAME)
+			if (dy.d_tag == DT_NEEDED || dy.d_tag == DT_RPATH || dy.d_tag == DT_RUNPATH)
 				s = elf_strptr(e, sh.sh_link, dy.d_un.d_val);
 			if (!s)
 				continue;
@@ -103,8 +103,6 @@ static void read_dyn_fd(int fd, struct dyn *d)
 				d->rpath = strdup(s);
 			else if (dy.d_tag == DT_RUNPATH && !d->runpath)
 				d->runpath = strdup(s);
-			else if (dy.d_tag == DT_SONAME && !d->soname)
-				d->soname = strdup(s);
 		}
 		break;
 	}
@@ -130,7 +128,6 @@ static void dyn_free(struct dyn *d)
 	strs_free(&d->needed);
 	free(d->rpath);
 	free(d->runpath);
-	free(d->soname);
 }
 
 int needed_musl(int fd)
