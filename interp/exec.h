@@ -68,6 +68,8 @@ struct exec {
 	int cache_fd;           /* the program's cache entry while load runs, else -1 */
 	uint64_t cache_off[TEXTCACHE_PH_MAX]; /* its offset for each program header */
 	uint64_t entry;         /* ld.so's entry, or the program's */
+	const struct image *fail_im; /* a failed system call's image (load_stage < 0) */
+	long fail_err;          /* and its negative errno */
 
 	/* final_open: the final stage's page, before the stack decides the
 	 * exe link (no page: the loader stays mapped, so does the link). */
@@ -108,7 +110,13 @@ struct exec {
 /* The stages, in the order the driver calls them.  Each file opens with
  * its contract: what it reads, writes, and may exit with. */
 void launch_stage(struct exec *ex, uint64_t *sp);
-void load_stage(struct exec *ex);
+/* 0, or a system call failed (ex->fail_im, fail_err), before anything of
+ * the program's has run: the driver hands that to launch_failed. */
+long load_stage(struct exec *ex);
+/* Where a failed load leads, as the way tiexec was started allows: a call
+ * a filter refused (EPERM, ENOSYS) to a plain exec of the program, any
+ * other failure to its message and status 126 or 127. */
+__attribute__((noreturn)) void launch_failed(struct exec *ex);
 void final_open(struct exec *ex);
 void stack_stage(struct exec *ex);
 __attribute__((noreturn)) void final_enter(struct exec *ex);

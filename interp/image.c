@@ -3,28 +3,34 @@
 
 #include <errno.h>
 
-#include "mark.h"
 #include "proc.h"
 #include "report.h"
 #include "sys.h"
 
+/* A failed system call of im's: what it was for, into im->err_what; err. */
+static long failed(struct image *im, const char *what, long err)
+{
+	im->err_what = what;
+	return err;
+}
+
 /* Reads the ELF header and program headers of an open file and validates
- * them; dies with the reason if anything is wrong.  Returns 1 if the file
- * is a "#!" script instead (only when scripts_ok). */
-int image_read_headers(struct image *im, int is_interp, int scripts_ok)
+ * them; dies with the reason if the file is not a valid ELF file.  Returns
+ * 1 if the file is a "#!" script instead (only when scripts_ok). */
+long image_read_headers(struct image *im, int is_interp, int scripts_ok)
 {
 	static unsigned char head[512] TX_HOT;
 	long e;
 
 	if ((im->st.stx_mode & S_IFMT) == S_IFDIR)
-		die_errno(im->path, NULL, -EISDIR);
+		return failed(im, NULL, -EISDIR);
 	if ((im->st.stx_mode & S_IFMT) != S_IFREG)
-		die_errno(im->path, NULL, -EACCES);
+		return failed(im, NULL, -EACCES);
 	im->size = im->st.stx_size;
 
 	long n = sys_pread(im->fd, head, sizeof(head), 0);
 	if (n < 0)
-		die_errno(im->path, "cannot read", n);
+		return failed(im, "cannot read", n);
 	if (scripts_ok && n >= 2 && head[0] == '#' && head[1] == '!')
 		return 1;
 	enum elf_err r = elf_check_ehdr(head, (size_t)n, im->size, &im->eh);
@@ -33,7 +39,7 @@ int image_read_headers(struct image *im, int is_interp, int scripts_ok)
 	size_t phsize = (size_t)im->eh.e_phnum * sizeof(Elf64_Phdr);
 	e = sys_pread(im->fd, im->ph, phsize, im->eh.e_phoff);
 	if (e < 0)
-		die_errno(im->path, "cannot read", e);
+		return failed(im, "cannot read", e);
 	if ((size_t)e != phsize)
 		die(im->path, elf_err_str(ELF_TRUNCATED), NULL, 126);
 	r = elf_check_phdrs(&im->eh, im->ph, im->size, is_interp, &im->info);
@@ -70,70 +76,6 @@ int prot_of(uint32_t f)
 	return (f & PF_R ? PROT_READ : 0) | (f & PF_W ? PROT_WRITE : 0) | (f & PF_X ? PROT_EXEC : 0);
 }
 
-/* The 4-byte value of GNU property `type` in a PT_GNU_PROPERTY note of
- * desc bytes (NT_GNU_PROPERTY_TYPE_0's: type, size, value padded to 8),
- * or 0. */
-static uint32_t property_in(const unsigned char *d, uint64_t n, uint32_t type)
-{
-	for (uint64_t at = 0; at + 8 <= n;) {
-		uint32_t t, sz;
-		memcpy(&t, d + at, 4);
-		memcpy(&sz, d + at + 4, 4);
-		if (sz > n - at - 8)
-			return 0;
-		if (t == type && sz == 4) {
-			uint32_t v;
-			memcpy(&v, d + at + 8, 4);
-			return v;
-		}
-		at += 8 + tx_up(sz, 8);
-	}
-	return 0;
-}
-
-uint32_t image_property(int fd, const Elf64_Ehdr *eh, const Elf64_Phdr *ph, uint32_t type)
-{
-	static unsigned char note[1024];
-
-	for (unsigned i = 0; type && i < eh->e_phnum; i++) {
-		if (ph[i].p_type != PT_GNU_PROPERTY)
-			continue;
-		uint64_t n = ph[i].p_filesz < sizeof(note) ? ph[i].p_filesz : sizeof(note);
-		long r = sys_pread(fd, note, n, ph[i].p_offset);
-		uint32_t namesz, descsz, nt;
-		if (r < 16)
-			return 0;
-		memcpy(&namesz, note, 4);
-		memcpy(&descsz, note + 4, 4);
-		memcpy(&nt, note + 8, 4);
-		if (namesz != 4 || memcmp(note + 12, "GNU", 4) || nt != NT_GNU_PROPERTY_TYPE_0 || descsz > (uint64_t)r - 16)
-			return 0;
-		return property_in(note + 16, descsz, type);
-	}
-	return 0;
-}
-
-int image_fd_exec_prot(int fd, unsigned long hwcap2)
-{
-	static Elf64_Phdr ph[32];
-	Elf64_Ehdr eh;
-
-	if (!ARCH_PROPERTY_TYPE || sys_pread(fd, &eh, sizeof(eh), 0) != (long)sizeof(eh) ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 32)
-		return 0;
-	long n = (long)(eh.e_phnum * sizeof(Elf64_Phdr));
-	if (sys_pread(fd, ph, (size_t)n, eh.e_phoff) != n)
-		return 0;
-	return arch_exec_prot(image_property(fd, &eh, ph, ARCH_PROPERTY_TYPE), hwcap2);
-}
-
-void image_exec_prot(struct image *im, int is_interp, unsigned long hwcap2)
-{
-	im->xprot = 0;
-	if (ARCH_PROPERTY_TYPE && (is_interp || im->info.interp < 0))
-		im->xprot = arch_exec_prot(image_property(im->fd, &im->eh, im->ph, ARCH_PROPERTY_TYPE), hwcap2);
-}
-
 /* PROT_NONE over exactly [at, at + len): at, or a negative errno (-EEXIST
  * where something is mapped there already; also where a kernel took
  * MAP_FIXED_NOREPLACE as a mere hint and put it elsewhere). */
@@ -154,14 +96,14 @@ static long reserve_at(uint64_t at, uint64_t len)
  * load_elf_binary for a static PIE, it asks for the span anywhere, then
  * moves it down (or else up) to the alignment.  No room is left for 2 MiB
  * alignment. */
-static void place_exact(struct image *im, uint64_t align)
+static long place_exact(struct image *im, uint64_t align)
 {
 	uint64_t span = im->info.hi - im->info.lo;
 	uint64_t want = (0 - tx_down(im->info.first_vaddr, TX_PAGE)) & (align - 1);
 	long r = sys_mmap(0, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (r < 0)
-		die_errno(im->path, "cannot reserve address space", r);
+		return failed(im, "cannot reserve address space", r);
 	uint64_t bias = (uint64_t)r - im->info.lo;
 	uint64_t off = (bias - want) & (align - 1);
 	if (off) {
@@ -176,11 +118,12 @@ static void place_exact(struct image *im, uint64_t align)
 			bias = tries[i];
 		}
 		if (r < 0)
-			die_errno(im->path, "cannot reserve address space", r);
+			return failed(im, "cannot reserve address space", r);
 	}
 	im->bias = bias;
 	im->res_lo = (uint64_t)r;
 	im->res_hi = (uint64_t)r + span;
+	return 0;
 }
 
 /* Whether no executable segment is 2 MiB long: then none holds a whole
@@ -266,7 +209,7 @@ static int place_low(struct image *im, uint64_t anchor, uint64_t mod, uint64_t a
 
 /* Reserves the address range the image will live in (PROT_NONE), and sets
  * its bias.  Dies when a fixed-address program cannot have its addresses. */
-void image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out, uint64_t unit,
+long image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out, uint64_t unit,
 		 int verbose)
 {
 	uint64_t span = im->info.hi - im->info.lo;
@@ -282,7 +225,7 @@ void image_place(struct image *im, int is_interp, enum strategy strategy, int ca
 			lo = im->info.lo, hi = im->info.hi;
 			r = reserve_at(lo, hi - lo);
 			if (r == -EPERM || r == -ENOSYS)
-				die_errno(im->path, "cannot reserve address space", r); /* refused */
+				return failed(im, "cannot reserve address space", r); /* refused */
 			if (r < 0) {
 				struct msg m;
 				msg_head(&m, im->path);
@@ -299,7 +242,7 @@ void image_place(struct image *im, int is_interp, enum strategy strategy, int ca
 		im->bias = 0;
 		im->res_lo = lo;
 		im->res_hi = hi;
-		return;
+		return 0;
 	}
 
 	/* ET_DYN.  Where the kernel would put it: a program with an
@@ -316,10 +259,8 @@ void image_place(struct image *im, int is_interp, enum strategy strategy, int ca
 	 * wherever mmap puts it, which spares the two trims of the padding
 	 * (each a mapping change, some 0.05 ms of a start under qemu's TCG
 	 * on 6.1). */
-	if (is_interp && text_under_2m(im)) {
-		place_exact(im, align);
-		return;
-	}
+	if (is_interp && text_under_2m(im))
+		return place_exact(im, align);
 	uint64_t anchor, mod;
 	unsigned n = text_anchor(im, is_interp, strategy, cached, &anchor, &mod);
 	if (is_interp || im->info.interp < 0 || place_low(im, anchor, mod, align, strategy, round_out, unit) < 0) {
@@ -327,24 +268,24 @@ void image_place(struct image *im, int is_interp, enum strategy strategy, int ca
 		uint64_t size = span + room + 2 * TX_HUGE;
 		r = sys_mmap(0, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (r == -ENOMEM) {
-			place_exact(im, align);
 			verbose_note(verbose, im->path, "address space is short: reserved exactly, without room for 2 MiB alignment");
-			return;
+			return place_exact(im, align);
 		}
 		if (r < 0)
-			die_errno(im->path, "cannot reserve address space", r);
+			return failed(im, "cannot reserve address space", r);
 		im->bias = bias_in(im, tx_up((uint64_t)r, unit), anchor, mod, align, is_interp, strategy, unit);
 		im->res_lo = (uint64_t)r;
 		im->res_hi = (uint64_t)r + size;
 	}
 	if (layout_unordered(im->segs, n))
 		verbose_note(verbose, im->path, "segments overlap or are out of order: text left on 4 KiB pages");
+	return 0;
 }
 
 /* Maps every PT_LOAD inside the reservation, as the kernel's elf_load()
  * does: file pages, the zeroed tail of the last file page when writable,
  * anonymous pages for the rest of .bss.  Later segments win a shared page. */
-void image_map(struct image *im)
+long image_map(struct image *im)
 {
 	for (unsigned i = 0; i < im->eh.e_phnum; i++) {
 		const Elf64_Phdr *p = &im->ph[i];
@@ -361,7 +302,7 @@ void image_map(struct image *im)
 			r = sys_mmap(start, fend - start, prot, MAP_PRIVATE | MAP_FIXED, im->fd,
 				     tx_down(p->p_offset, TX_PAGE));
 			if (r < 0)
-				die_errno(im->path, "cannot map segment", r);
+				return failed(im, "cannot map segment", r);
 			if (p->p_memsz > p->p_filesz && (prot & PROT_WRITE)) {
 				/* Zeroing faults the last file page in.  On a
 				 * cold cache that fault reads around it: up to
@@ -395,10 +336,11 @@ void image_map(struct image *im)
 				r = sys_mmap(zs, ze - zs, PROT_READ | PROT_WRITE,
 					     MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
 			if (r < 0)
-				die_errno(im->path, "cannot map segment", r);
+				return failed(im, "cannot map segment", r);
 		}
 	}
 	im->nsegs = layout_segs(im->ph, im->eh.e_phnum, im->bias, im->size, im->segs, MAX_SEGS);
+	return 0;
 }
 
 /* Gives back the reserved address space no segment uses, keeping the
@@ -494,68 +436,30 @@ void image_interp_path(const struct image *prog, struct image *interp)
 	interp->path = buf; /* up to the first NUL: padding is allowed */
 }
 
-void image_open_interp(const struct image *prog, struct image *interp)
+long image_open_interp(const struct image *prog, struct image *interp)
 {
-	struct msg m;
-
 	if (!interp->path)
 		image_interp_path(prog, interp);
 	interp->fd = (int)image_open_exec(interp->path, &interp->st);
 	if (interp->fd < 0) {
-		report_refusal(interp->fd);
-		msg_head(&m, prog->path);
-		msg_str(&m, "interpreter '");
-		msg_str(&m, interp->path);
-		msg_str(&m, "': ");
-		msg_str(&m, tx_strerror(-interp->fd));
-		die_msg(&m, interp->fd == -ENOENT ? 127 : 126);
+		interp->not_opened = 1;
+		return failed(interp, NULL, interp->fd);
 	}
 	/* ET_EXEC and ET_DYN, and its own PT_INTERP ignored, as in the
 	 * kernel's load_elf_interp(). */
-	image_read_headers(interp, 1, 0);
+	return image_read_headers(interp, 1, 0);
 }
 
-/* The policy note of a marked program (common/mark.h), into note_o.  Reads
- * the section headers from the end (tiexec-stamp appends its section), at
- * most 32 at a time, and only notes of a sane size. */
-const char *image_read_note(const struct image *im, struct opts *note_o)
+void image_die(const struct image *prog, const struct image *im, long err)
 {
-	static Elf64_Shdr sh[32];
-	static unsigned char nb[4096];
-	const Elf64_Ehdr *eh = &im->eh;
-	const char *why = "marked, but without a readable tiexec note: defaults";
+	struct msg m;
 
-	opts_default(note_o);
-	if (eh->e_phoff != TIEXEC_MARK_PHOFF || !(im->ph[0].p_flags & TIEXEC_MARK_FLAG))
-		return NULL;
-	if (eh->e_shoff && eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shnum &&
-	    eh->e_shnum < SHN_LORESERVE && eh->e_shoff <= im->size &&
-	    (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) <= im->size - eh->e_shoff) {
-		for (unsigned end = eh->e_shnum; end > 0;) {
-			unsigned start = end > 32 ? end - 32 : 0;
-			size_t n = (end - start) * sizeof(Elf64_Shdr);
-			if (sys_pread(im->fd, sh, n, eh->e_shoff + start * sizeof(Elf64_Shdr)) != (long)n)
-				break;
-			for (unsigned i = end - start; i-- > 0;) {
-				const Elf64_Shdr *h = &sh[i];
-				const void *desc;
-				size_t dlen;
-				if (h->sh_type != SHT_NOTE || !h->sh_size || h->sh_size > sizeof(nb) ||
-				    h->sh_offset > im->size || h->sh_size > im->size - h->sh_offset ||
-				    sys_pread(im->fd, nb, h->sh_size, h->sh_offset) != (long)h->sh_size ||
-				    elf_note_find(nb, h->sh_size, TIEXEC_NOTE_OWNER, TIEXEC_NT_POLICY, &desc, &dlen))
-					continue;
-				switch (opts_note(note_o, desc, dlen)) {
-				case OPT_NOTE_OK: return NULL;
-				case OPT_NOTE_VERSION: why = "tiexec note of an unknown version: defaults"; break;
-				default: why = "malformed tiexec note: defaults"; break;
-				}
-				opts_default(note_o);
-				goto out;
-			}
-			end = start;
-		}
-	}
-out:
-	return why;
+	if (!im->not_opened)
+		die_errno(im->path, im->err_what, err);
+	msg_head(&m, prog->path);
+	msg_str(&m, "interpreter '");
+	msg_str(&m, im->path);
+	msg_str(&m, "': ");
+	msg_str(&m, tx_strerror(-err));
+	die_msg(&m, err == -ENOENT ? 127 : 126);
 }

@@ -38,13 +38,20 @@ struct image {
 	Elf64_Phdr ph[TX_PH_MAX];
 	struct seg segs[MAX_SEGS];
 	char path_buf[PATH_MAX]; /* an interpreter's path (PT_INTERP) */
+	/* A failed system call (the functions below that return long): what
+	 * it was for ("cannot map segment", NULL for none), and whether it was
+	 * the open of an interpreter.  The caller decides what follows: a call
+	 * a filter refused may mean a plain exec; else image_die. */
+	const char *err_what;
+	int not_opened;
 };
 
 /* Validates the headers of the open file im->fd, whose im->st was filled
  * at open (an interpreter's by the interpreter's rules); dies with the
- * reason.  Returns 1 instead if it is a
- * "#!" script and scripts_ok. */
-int image_read_headers(struct image *im, int is_interp, int scripts_ok);
+ * reason if they are not valid.  Returns 0, 1 instead if it is a "#!"
+ * script and scripts_ok, or a negative errno (not a regular file, or
+ * unreadable: im->err_what). */
+long image_read_headers(struct image *im, int is_interp, int scripts_ok);
 /* The program's policy note, when it is marked (common/mark.h), into
  * *note (defaults otherwise).  Returns NULL, or why a marked program's
  * note was not used (for -v). */
@@ -68,8 +75,11 @@ int image_open_for_writing(int fd);
 /* Reads prog's PT_INTERP path (through prog->fd) into interp. */
 void image_interp_path(const struct image *prog, struct image *interp);
 /* Opens, reads and validates prog's interpreter into interp (reading the
- * path first unless image_interp_path did).  Messages name prog. */
-void image_open_interp(const struct image *prog, struct image *interp);
+ * path first unless image_interp_path did).  0, or a negative errno. */
+long image_open_interp(const struct image *prog, struct image *interp);
+/* Reports err, which a function here returned for im (prog's image or
+ * its interpreter's), and exits: 127 for a missing file, else 126. */
+__attribute__((noreturn)) void image_die(const struct image *prog, const struct image *im, long err);
 /* Reserves the image's address range and sets its bias (the text anchored
  * for `strategy`, modulo `unit` -- 2 MiB, or the PMD where that is larger,
  * huge_unit: congruent to its file offset, or starting on a unit boundary
@@ -77,10 +87,10 @@ void image_open_interp(const struct image *prog, struct image *interp);
  * cache lays it out; a fixed-address image with 2 MiB of room for
  * --round-out when round_out); maps its segments; gives back what no
  * segment uses, keeping the rounded-out pieces of the text when
- * keep_outer. */
-void image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out, uint64_t unit,
+ * keep_outer.  Each returns 0 or a negative errno (im->err_what). */
+long image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out, uint64_t unit,
 		 int verbose);
-void image_map(struct image *im);
+long image_map(struct image *im);
 void image_trim(struct image *im, int keep_outer);
 /* mmap's protection for a segment's p_flags. */
 int prot_of(uint32_t pflags);

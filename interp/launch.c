@@ -173,27 +173,13 @@ static void settings_from_env(struct exec *ex)
 	ex->ld_audit = env_get(ex->s.envp, "LD_AUDIT") != NULL;
 }
 
-/* prctl, which sets the program's name and command line at the end, is
- * tried early: refused, it would leave them ours, so fn(ex) runs now, as
- * for any refused call (report_on_refused, registered before). */
-static void probe_prctl(struct exec *ex, void (*fn)(void *))
-{
-	char name[16];
-
-	long e = sys_prctl(PR_GET_NAME, (uint64_t)(uintptr_t)name, 0, 0, 0);
-	if (e == -EPERM || e == -ENOSYS)
-		fn(ex);
-}
-
 /* A system call of ours refused (EPERM, ENOSYS) by a seccomp filter or a
  * sandbox before anything of the program ran: the program runs by a plain
  * execve, as a direct exec would (the kernel's own exec is not subject to
  * the filter).  Not for a start through binfmt_misc: there execve would
  * come back to us. */
-static void refused_run_plainly(void *arg)
+static void refused_run_plainly(struct exec *ex)
 {
-	struct exec *ex = arg;
-
 	verbose_note(ex->opt.verbose, ex->path, "a system call was refused (a seccomp filter?): running it directly");
 	fds_restore(&ex->fds);
 	exec_plain(ex->path, ex->s.argv + ex->first, ex->s.envp, "refused");
@@ -204,10 +190,8 @@ static void refused_run_plainly(void *arg)
  * (aside.h), executed by the kernel as a direct exec would be, on 4 KiB
  * pages; its /proc/self/exe and AT_EXECFN name the copy.  Returns when
  * no copy could be made (the refusal is then reported). */
-static void refused_step_aside(void *arg)
+static void refused_step_aside(struct exec *ex)
 {
-	struct exec *ex = arg;
-
 	if (ex->prog.fd < 0)
 		return;
 	verbose_note(ex->opt.verbose, ex->path, "a system call was refused (a seccomp filter?): running it from an unstamped "
@@ -216,6 +200,43 @@ static void refused_step_aside(void *arg)
 	const char *why = step_aside(ex->prog.fd, ex->path, ex->s.argv + ex->first, ex->s.envp);
 	fds_raise(&ex->fds);
 	verbose_note(ex->opt.verbose, ex->path, why);
+}
+
+/* Where a system call of ours failed with err before anything of the
+ * program ran: refused (EPERM, ENOSYS), the program runs by one of the
+ * two above, as the way tiexec was started allows.  Returns otherwise, or
+ * when that could not be done. */
+static void refused(struct exec *ex, long err)
+{
+	if (err != -EPERM && err != -ENOSYS)
+		return;
+	if (ex->binfmt || ex->reexec)
+		refused_step_aside(ex);
+	else
+		refused_run_plainly(ex);
+}
+
+/* die_errno, unless the failure was a refusal that refused() got round. */
+__attribute__((noreturn)) static void fail(struct exec *ex, const char *path, long err)
+{
+	refused(ex, err);
+	die_errno(path, NULL, err);
+}
+
+void launch_failed(struct exec *ex)
+{
+	refused(ex, ex->fail_err);
+	image_die(&ex->prog, ex->fail_im, ex->fail_err);
+}
+
+/* prctl, which sets the program's name and command line at the end, is
+ * tried early: refused, it would leave them ours, so the program runs as
+ * for any refused call. */
+static void probe_prctl(struct exec *ex)
+{
+	char name[16];
+
+	refused(ex, sys_prctl(PR_GET_NAME, (uint64_t)(uintptr_t)name, 0, 0, 0));
 }
 
 /* Without flag C binfmt_misc runs us with the caller's credentials: a
@@ -229,17 +250,16 @@ static int privileged(const struct image *im)
 	return (im->st.stx_mode & (S_ISUID | S_ISGID)) || xa >= 0 || xa == -ERANGE;
 }
 
-/* Opens the program by path as open_exec() would, or dies; and refuses a
- * file open for writing, as execve does. */
-static int open_program(const char *path, struct statx *st)
+/* The program as image_open_exec(path) opened it (fd), into ex->prog.fd,
+ * or the failure reported; a file open for writing refused, as execve
+ * does. */
+static void take_program(struct exec *ex, const char *path, long fd)
 {
-	long fd = image_open_exec(path, st);
-
 	if (fd < 0)
-		die_errno(path, NULL, fd);
+		fail(ex, path, fd);
 	if (image_open_for_writing((int)fd))
 		die_errno(path, NULL, -ETXTBSY);
-	return (int)fd;
+	ex->prog.fd = (int)fd;
 }
 
 /* binfmt_misc hands us the program when it was registered with us as its
@@ -267,15 +287,14 @@ static void from_binfmt(struct exec *ex)
 	/* From here a system call of ours that a filter refuses leads to a
 	 * copy instead of an error; the prctl probe waits for the program's
 	 * descriptor, which the copy is made from (a re-exec opens it). */
-	report_on_refused(refused_step_aside, ex);
 	if (ex->prog.fd >= 0) {
 		long e = image_stat(ex->prog.fd, &ex->prog.st);
 		if (e < 0)
-			die_errno(ex->path, NULL, e);
+			fail(ex, ex->path, e);
 	} else {
-		ex->prog.fd = open_program(ex->path, &ex->prog.st);
+		take_program(ex, ex->path, image_open_exec(ex->path, &ex->prog.st));
 	}
-	probe_prctl(ex, refused_step_aside);
+	probe_prctl(ex);
 	if (privileged(&ex->prog))
 		die(ex->path, "set-user-ID, set-group-ID or file capabilities: tiexec cannot run it with "
 			      "its privileges (remove the stamp: tiexec-stamp --remove)",
@@ -370,8 +389,9 @@ static void from_command_line(struct exec *ex)
 		path = ex->path_buf;
 	}
 	ex->path = ex->execfn = ex->prog.path = path;
-	report_on_refused(refused_run_plainly, ex);
-	probe_prctl(ex, refused_run_plainly);
+	/* From here a system call of ours that a filter refuses leads to a
+	 * plain execve instead of an error. */
+	probe_prctl(ex);
 	long fd = image_open_exec(path, &ex->prog.st);
 	if (fd == -EACCES && sys_faccessat(TX_AT_FDCWD, path, X_OK) == 0) {
 		verbose_note(ex->opt.verbose, path, "not readable (execute-only): running it directly");
@@ -381,11 +401,7 @@ static void from_command_line(struct exec *ex)
 		verbose_note(ex->opt.verbose, path, "no free file descriptor (RLIMIT_NOFILE): running it directly");
 		exec_plain(path, argv + ex->first, ex->s.envp, "no descriptor");
 	}
-	if (fd < 0)
-		die_errno(path, NULL, fd);
-	if (image_open_for_writing((int)fd))
-		die_errno(path, NULL, -ETXTBSY);
-	ex->prog.fd = (int)fd;
+	take_program(ex, path, fd);
 	/* The kernel grants set-user-ID, set-group-ID and file capabilities
 	 * only to a real exec. */
 	if (privileged(&ex->prog)) {

@@ -41,9 +41,39 @@ __attribute__((noreturn)) static void exec_small(struct exec *ex)
 	long e = sys_execve(path, ex->s.argv + ex->first, ex->s.envp);
 	/* The kernel says ENOENT for a missing interpreter too; say which
 	 * file is missing. */
-	if (e == -ENOENT && ex->prog.info.interp >= 0)
-		image_open_interp(&ex->prog, &ex->interp);
+	if (e == -ENOENT && ex->prog.info.interp >= 0) {
+		long ie = image_open_interp(&ex->prog, &ex->interp);
+		if (ie < 0)
+			image_die(&ex->prog, &ex->interp, ie);
+	}
 	die_errno(path, NULL, e);
+}
+
+/* A system call of the stage failed with err on im: kept in ex for the
+ * driver, which hands it to launch_failed (a refusal may still mean a
+ * plain exec). */
+static long load_failed(struct exec *ex, const struct image *im, long err)
+{
+	ex->fail_im = im;
+	ex->fail_err = err;
+	return err;
+}
+
+/* Reserves, maps and trims the program's image (remap: its text is to be
+ * placed) or the interpreter's.  0 or a negative errno. */
+static long map_image(struct exec *ex, struct image *im, int is_interp, int remap)
+{
+	int round_out = !is_interp && remap && ex->opt.round_out;
+	long e = image_place(im, is_interp, ex->opt.strategy, !is_interp && ex->cache_fd >= 0, round_out,
+			     remap ? huge_unit(&ex->huge) : TX_HUGE, ex->opt.verbose);
+
+	if (e < 0)
+		return e;
+	image_exec_prot(im, is_interp, ex->aux[AT_HWCAP2]);
+	e = image_map(im);
+	if (e == 0)
+		image_trim(im, round_out);
+	return e;
 }
 
 /* Maps the program and its interpreter as the kernel would.  When no
@@ -52,31 +82,29 @@ __attribute__((noreturn)) static void exec_small(struct exec *ex)
  * once the program is mapped, and the program opened again by name
  * afterwards; if that fails its text stays on 4 KiB pages.  (From the
  * command line the stage made sure of that descriptor already.)  Returns
- * whether the text may still be remapped. */
-static int load_images(struct exec *ex, int remap)
+ * whether the text may still be remapped, or a negative errno
+ * (load_failed). */
+static long load_images(struct exec *ex, int remap)
 {
 	struct image *prog = &ex->prog, *interp = &ex->interp;
 	int has_interp = prog->info.interp >= 0;
 	int tight = ex->binfmt && has_interp && !fds_free(prog->fd, 1);
+	long e;
 
-	if (has_interp && !tight)
-		image_open_interp(prog, interp);
-	image_place(prog, 0, ex->opt.strategy, ex->cache_fd >= 0, remap && ex->opt.round_out,
-		    remap ? huge_unit(&ex->huge) : TX_HUGE, ex->opt.verbose);
-	image_exec_prot(prog, 0, ex->aux[AT_HWCAP2]);
-	image_map(prog);
-	image_trim(prog, remap && ex->opt.round_out);
+	if (has_interp && !tight && (e = image_open_interp(prog, interp)) < 0)
+		return load_failed(ex, interp, e);
+	if ((e = map_image(ex, prog, 0, remap)) < 0)
+		return load_failed(ex, prog, e);
 	if (tight) {
 		image_interp_path(prog, interp);
 		sys_close(prog->fd);
 		prog->fd = -1;
-		image_open_interp(prog, interp);
+		if ((e = image_open_interp(prog, interp)) < 0)
+			return load_failed(ex, interp, e);
 	}
 	if (has_interp) {
-		image_place(interp, 1, ex->opt.strategy, 0, 0, TX_HUGE, ex->opt.verbose);
-		image_exec_prot(interp, 1, ex->aux[AT_HWCAP2]);
-		image_map(interp);
-		image_trim(interp, 0);
+		if ((e = map_image(ex, interp, 1, 0)) < 0)
+			return load_failed(ex, interp, e);
 		sys_close(interp->fd);
 	}
 	if (tight) {
@@ -292,12 +320,15 @@ static void tell(const struct exec *ex)
 	(void)mode, (void)huge, (void)why, (void)strategy;
 }
 
-void load_stage(struct exec *ex)
+long load_stage(struct exec *ex)
 {
 	struct image *prog = &ex->prog;
 	struct opts note;
+	long e = image_read_headers(prog, 0, !ex->binfmt);
 
-	if (image_read_headers(prog, 0, !ex->binfmt) == 1) {
+	if (e < 0)
+		return load_failed(ex, prog, e);
+	if (e == 1) {
 		verbose_note(ex->opt.verbose, ex->path, "a script: running it directly");
 		exec_plain(ex->path, ex->s.argv + ex->first, ex->s.envp, "script");
 	}
@@ -322,7 +353,10 @@ void load_stage(struct exec *ex)
 
 	huge_state_init(&ex->huge, ex->aux[AT_PAGESZ]);
 	cache_find(ex, remap);
-	ex->remap = load_images(ex, remap);
+	e = load_images(ex, remap);
+	if (e < 0)
+		return e;
+	ex->remap = (int)e;
 	if (ex->remap)
 		put_text_on_huge_pages(ex);
 	else if (ex->cache_fd >= 0)
@@ -334,4 +368,5 @@ void load_stage(struct exec *ex)
 	tell(ex);
 	ex->entry = prog->info.interp >= 0 ? ex->interp.eh.e_entry + ex->interp.bias
 					   : prog->eh.e_entry + prog->bias;
+	return 0;
 }

@@ -58,9 +58,9 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 	ex.t0 = now_ns();
 	ex.hook_fn = (uint64_t)(uintptr_t)tiexec_hook;
 	launch_stage(&ex, sp); /* which program, the settings; may exec it plainly */
-	load_stage(&ex);       /* mapped as the kernel would, text on 2 MiB pages */
+	if (load_stage(&ex) < 0) /* mapped as the kernel would, text on 2 MiB pages */
+		launch_failed(&ex); /* a call refused: plainly; else the error */
 	final_open(&ex);       /* the final stage's page */
-	report_on_refused(0, 0); /* the stack is rebuilt: no plain execve from here */
 	stack_stage(&ex);      /* the initial stack a direct exec would build */
 	final_enter(&ex);      /* into ld.so (back at tiexec_hook), or the program */
 }

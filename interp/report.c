@@ -51,33 +51,9 @@ __attribute__((noreturn)) void die(const char *path, const char *what, const cha
 	die_msg(&m, status);
 }
 
-/* Where a system call refused by a filter leads instead of an error
- * (report_on_refused). */
-static struct {
-	void (*fn)(void *);
-	void *arg;
-} refused;
-
-void report_on_refused(void (*fn)(void *), void *arg)
-{
-	refused.fn = fn;
-	refused.arg = arg;
-}
-
-void report_refusal(long err)
-{
-	if ((err == -EPERM || err == -ENOSYS) && refused.fn) {
-		void (*fn)(void *) = refused.fn;
-		refused.fn = 0; /* once: its own failure is reported */
-		fn(refused.arg);
-	}
-}
-
 __attribute__((noreturn)) void die_errno(const char *path, const char *what, long err)
 {
 	int status = (err == -ENOENT || err == -ENOTDIR) ? 127 : 126;
-
-	report_refusal(err);
 
 	if (what)
 		die(path, what, tx_strerror(-err), status);

@@ -167,12 +167,101 @@ static void find_policy(Elf_Scn *scn, const GElf_Shdr *sh, struct elf_facts *f)
 	}
 }
 
+/* The program headers into f: the marker, the segments' end, the
+ * interpreter, the dynamic section's facts, the text.  0, or -1 with why
+ * (libelf checks that the table lies within the file). */
+static int read_phdrs(Elf *elf, const GElf_Ehdr *eh, size_t len, size_t phnum, struct elf_facts *f, char *why,
+		      size_t whylen)
+{
+	GElf_Phdr ph;
+
+	for (size_t i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return fail(why, whylen, "bad program header %zu: %s", i, elf_errmsg(-1));
+		if (i == 0 && eh->e_phoff == TIEXEC_MARK_PHOFF) {
+			f->flags0 = ph.p_flags;
+			f->marked = !!(ph.p_flags & TIEXEC_MARK_FLAG);
+		}
+		if (ph.p_offset > len || ph.p_filesz > len - ph.p_offset)
+			return fail(why, whylen, "program header %zu reaches past the end of the file", i);
+		if (ph.p_filesz && ph.p_offset + ph.p_filesz > f->seg_end)
+			f->seg_end = ph.p_offset + ph.p_filesz;
+		if (ph.p_type == PT_INTERP)
+			f->has_interp = 1;
+		if (ph.p_type == PT_DYNAMIC)
+			dyn_scan(elf, &ph, f);
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+			text_add(f, ph.p_vaddr, ph.p_filesz, ph.p_offset);
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && !ph.p_filesz && ph.p_memsz)
+			f->debug_only = 1;
+	}
+	return 0;
+}
+
+/* Whether the tiexec note's section shares bytes with a segment (then it
+ * is in the image) or with another section. */
+static void note_overlaps(Elf *elf, const GElf_Ehdr *eh, size_t phnum, struct elf_facts *f)
+{
+	GElf_Phdr ph;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	for (size_t i = 0; i < phnum && gelf_getphdr(elf, (int)i, &ph); i++) {
+		if (overlaps(ph.p_offset, ph.p_filesz, f->note_sec_off, f->note_sec_size))
+			f->note_in_segment = f->note_shared = 1;
+	}
+	for (size_t i = 1; i < eh->e_shnum; i++) {
+		if (i != f->note_ndx && (scn = elf_getscn(elf, i)) && gelf_getshdr(scn, &sh) &&
+		    sh.sh_type != SHT_NOBITS && overlaps(sh.sh_offset, sh.sh_size, f->note_sec_off, f->note_sec_size))
+			f->note_shared = 1;
+	}
+}
+
+/* The section names' table and the tiexec note's section into f: only
+ * when the header fields are the plain kind (no extended numbering) and
+ * the table lies within the file.  0, or -1 with why. */
+static int read_sections(Elf *elf, const GElf_Ehdr *eh, size_t len, size_t phnum, struct elf_facts *f, char *why,
+			 size_t whylen)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	if (eh->e_shnum == 0 || eh->e_shoff == 0 || eh->e_shstrndx == SHN_XINDEX || eh->e_shentsize != SHDR_SIZE ||
+	    eh->e_shoff > len || (uint64_t)eh->e_shnum * SHDR_SIZE > len - eh->e_shoff)
+		return 0;
+	if (eh->e_shstrndx != SHN_UNDEF && eh->e_shstrndx < eh->e_shnum && (scn = elf_getscn(elf, eh->e_shstrndx)) &&
+	    gelf_getshdr(scn, &sh) && sh.sh_type == SHT_STRTAB && sh.sh_offset <= len &&
+	    sh.sh_size <= len - sh.sh_offset) {
+		f->str_ok = 1;
+		f->str_off = sh.sh_offset;
+		f->str_size = sh.sh_size;
+	}
+	for (size_t i = 1; i < eh->e_shnum && f->str_ok && !f->note_found; i++) {
+		const char *name;
+
+		if (!(scn = elf_getscn(elf, i)) || !gelf_getshdr(scn, &sh))
+			return fail(why, whylen, "bad section header %zu: %s", i, elf_errmsg(-1));
+		if (sh.sh_type != SHT_NOTE || !(name = elf_strptr(elf, eh->e_shstrndx, sh.sh_name)) ||
+		    strcmp(name, TIEXEC_NOTE_SECTION) != 0)
+			continue;
+		f->note_found = 1;
+		f->note_ndx = (uint16_t)i;
+		f->note_sec_off = sh.sh_offset;
+		f->note_sec_size = sh.sh_size;
+		if (sh.sh_offset <= len && sh.sh_size <= len - sh.sh_offset)
+			find_policy(scn, &sh, f);
+	}
+	if (f->note_found)
+		note_overlaps(elf, eh, phnum, f);
+	return 0;
+}
+
 int elf_facts_read(const unsigned char *buf, size_t len, struct elf_facts *f, char *why,
 		   size_t whylen)
 {
 	Elf *elf;
 	GElf_Ehdr eh;
-	GElf_Phdr ph;
+	size_t phnum;
 	int rc = -1;
 
 	memset(f, 0, sizeof(*f));
@@ -200,86 +289,13 @@ int elf_facts_read(const unsigned char *buf, size_t len, struct elf_facts *f, ch
 	f->shnum = eh.e_shnum;
 	f->shstrndx = eh.e_shstrndx;
 	f->shentsize = eh.e_shentsize;
-
-	/* Program headers (libelf checks that they lie within the file). */
-	size_t phnum;
 	if (elf_getphdrnum(elf, &phnum) != 0) {
 		fail(why, whylen, "bad program headers: %s", elf_errmsg(-1));
 		goto out;
 	}
-	for (size_t i = 0; i < phnum; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph)) {
-			fail(why, whylen, "bad program header %zu: %s", i, elf_errmsg(-1));
-			goto out;
-		}
-		if (i == 0 && eh.e_phoff == TIEXEC_MARK_PHOFF) {
-			f->flags0 = ph.p_flags;
-			f->marked = !!(ph.p_flags & TIEXEC_MARK_FLAG);
-		}
-		if (ph.p_offset > len || ph.p_filesz > len - ph.p_offset) {
-			fail(why, whylen, "program header %zu reaches past the end of the file", i);
-			goto out;
-		}
-		if (ph.p_filesz && ph.p_offset + ph.p_filesz > f->seg_end)
-			f->seg_end = ph.p_offset + ph.p_filesz;
-		if (ph.p_type == PT_INTERP)
-			f->has_interp = 1;
-		if (ph.p_type == PT_DYNAMIC)
-			dyn_scan(elf, &ph, f);
-		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
-			text_add(f, ph.p_vaddr, ph.p_filesz, ph.p_offset);
-		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && !ph.p_filesz && ph.p_memsz)
-			f->debug_only = 1;
-	}
-
-	/* Sections: only when the header fields are the plain kind (no
-	 * extended numbering) and the table lies within the file. */
-	if (eh.e_shnum == 0 || eh.e_shoff == 0 || eh.e_shstrndx == SHN_XINDEX ||
-	    eh.e_shentsize != SHDR_SIZE || eh.e_shoff > len ||
-	    (uint64_t)eh.e_shnum * SHDR_SIZE > len - eh.e_shoff) {
-		rc = 0;
-		goto out;
-	}
-	GElf_Shdr sh;
-	Elf_Scn *scn;
-	if (eh.e_shstrndx != SHN_UNDEF && eh.e_shstrndx < eh.e_shnum &&
-	    (scn = elf_getscn(elf, eh.e_shstrndx)) && gelf_getshdr(scn, &sh) &&
-	    sh.sh_type == SHT_STRTAB && sh.sh_offset <= len && sh.sh_size <= len - sh.sh_offset) {
-		f->str_ok = 1;
-		f->str_off = sh.sh_offset;
-		f->str_size = sh.sh_size;
-	}
-	for (size_t i = 1; i < eh.e_shnum && f->str_ok && !f->note_found; i++) {
-		const char *name;
-
-		if (!(scn = elf_getscn(elf, i)) || !gelf_getshdr(scn, &sh)) {
-			fail(why, whylen, "bad section header %zu: %s", i, elf_errmsg(-1));
-			goto out;
-		}
-		if (sh.sh_type != SHT_NOTE ||
-		    !(name = elf_strptr(elf, eh.e_shstrndx, sh.sh_name)) ||
-		    strcmp(name, TIEXEC_NOTE_SECTION) != 0)
-			continue;
-		f->note_found = 1;
-		f->note_ndx = (uint16_t)i;
-		f->note_sec_off = sh.sh_offset;
-		f->note_sec_size = sh.sh_size;
-		if (sh.sh_offset <= len && sh.sh_size <= len - sh.sh_offset)
-			find_policy(scn, &sh, f);
-	}
-	if (f->note_found) {
-		for (size_t i = 0; i < phnum && gelf_getphdr(elf, (int)i, &ph); i++) {
-			if (overlaps(ph.p_offset, ph.p_filesz, f->note_sec_off, f->note_sec_size))
-				f->note_in_segment = f->note_shared = 1;
-		}
-		for (size_t i = 1; i < eh.e_shnum; i++) {
-			if (i != f->note_ndx && (scn = elf_getscn(elf, i)) && gelf_getshdr(scn, &sh) &&
-			    sh.sh_type != SHT_NOBITS &&
-			    overlaps(sh.sh_offset, sh.sh_size, f->note_sec_off, f->note_sec_size))
-				f->note_shared = 1;
-		}
-	}
-	rc = 0;
+	rc = read_phdrs(elf, &eh, len, phnum, f, why, whylen);
+	if (rc == 0)
+		rc = read_sections(elf, &eh, len, phnum, f, why, whylen);
 out:
 	elf_end(elf);
 	return rc;

@@ -335,11 +335,11 @@ static char *header_name(long pid, const char *exe)
 	return shown;
 }
 
-static int report(long pid, enum mode mode, int first)
+/* pid's smaps into *s: 0, or ST_FAILED (said). */
+static int read_smaps(long pid, struct smaps *s)
 {
 	char path[64], *text = NULL;
 	size_t len = 0;
-	struct smaps s;
 
 	snprintf(path, sizeof(path), "/proc/%ld/smaps", pid);
 	int e = read_all(path, &text, &len);
@@ -351,71 +351,97 @@ static int report(long pid, enum mode mode, int first)
 		fprintf(stderr, "tiexec-stat: %ld: %s\n", pid, why);
 		return ST_FAILED;
 	}
-	if (smaps_parse(text, len, &s) != 0) {
-		free(text);
-		smaps_free(&s);
+	e = smaps_parse(text, len, s);
+	free(text);
+	if (e != 0) {
+		smaps_free(s);
 		fflush(stdout);
 		fprintf(stderr, "tiexec-stat: %ld: %s\n", pid, strerror(ENOMEM));
 		return ST_FAILED;
 	}
-	free(text);
+	return 0;
+}
 
-	if (mode == M_PERF_MAP) {
-		struct pm_report rep;
-		char err[PATH_MAX + 128];
-		int r = pm_write_map(pid, &s, stdout, &rep, err, sizeof(err));
-		smaps_free(&s);
-		if (r == 0)
-			return ST_OK;
-		fflush(stdout);
-		fprintf(stderr, "tiexec-stat: %ld: %s\n", pid, err);
-		return ST_FAILED;
+/* --perf-map for one process. */
+static int report_perf_map(long pid, const struct smaps *s)
+{
+	struct pm_report rep;
+	char err[PATH_MAX + 128];
+
+	if (pm_write_map(pid, s, stdout, &rep, err, sizeof(err)) == 0)
+		return ST_OK;
+	fflush(stdout);
+	fprintf(stderr, "tiexec-stat: %ld: %s\n", pid, err);
+	return ST_FAILED;
+}
+
+/* --check for one process.  Where pieces are contiguous blocks, they
+ * count with the PMDs, measured (blocks.h), or nothing is said. */
+static int report_check(long pid, const struct smaps *s)
+{
+	int fd, r = 1;
+	char *prog = program_of(pid, cache_dir, &loaders, &fd);
+	struct blocks bl;
+
+	blocks_measure(pid, s, &bl);
+	if (!*prog)
+		printf("%ld: cannot tell which program it runs\n", pid);
+	else if (bl.state == BLOCKS_UNMEASURED)
+		printf("%ld %s: cannot tell: its 2 MiB contiguous blocks are not measured (reading frame numbers takes root)\n",
+		       pid, prog);
+	else {
+		struct running_huge h = { program_huge_kb(s, prog, fd, cache_dir, bl.kb),
+					  libs_huge_kb(s, prog, fd, cache_dir, bl.kb), bl.part_kb };
+		r = check_running(pid, prog, fd, &h, cache_dir);
 	}
-	if (mode == M_CHECK) {
-		/* Where pieces are contiguous blocks, they count with the
-		 * PMDs, measured (blocks.h), or nothing is said. */
-		int fd;
-		char *prog = program_of(pid, cache_dir, &loaders, &fd);
-		struct blocks bl;
-		blocks_measure(pid, &s, &bl);
-		int r = 1;
-		if (!*prog)
-			printf("%ld: cannot tell which program it runs\n", pid);
-		else if (bl.state == BLOCKS_UNMEASURED)
-			printf("%ld %s: cannot tell: its 2 MiB contiguous blocks are not measured (reading frame numbers takes root)\n",
-			       pid, prog);
-		else {
-			struct running_huge h = { program_huge_kb(&s, prog, fd, cache_dir, bl.kb),
-						  libs_huge_kb(&s, prog, fd, cache_dir, bl.kb), bl.part_kb };
-			r = check_running(pid, prog, fd, &h, cache_dir);
-		}
-		blocks_free(&bl);
-		free(prog);
-		if (fd >= 0)
-			close(fd);
-		smaps_free(&s);
-		return r ? ST_FAILED : ST_OK;
-	}
+	blocks_free(&bl);
+	free(prog);
+	if (fd >= 0)
+		close(fd);
+	return r ? ST_FAILED : ST_OK;
+}
+
+/* The default view (or --json) of one process. */
+static int report_show(long pid, const struct smaps *s, enum mode mode, int first)
+{
+	char path[64];
+	struct blocks bl;
+
 	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
 	char *comm = read_comm(path);
 	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
 	char *exe = read_exe(path);
-	struct blocks bl;
-	blocks_measure(pid, &s, &bl);
+	blocks_measure(pid, s, &bl);
 	if (mode == M_JSON) {
-		print_json(pid, comm ? comm : "", exe ? exe : "", &s, &bl);
+		print_json(pid, comm ? comm : "", exe ? exe : "", s, &bl);
 	} else {
 		char *shown = header_name(pid, exe);
 		if (!first)
 			putchar('\n');
-		print_human(pid, comm ? comm : "", shown ? shown : exe ? exe : "", &s, &bl);
+		print_human(pid, comm ? comm : "", shown ? shown : exe ? exe : "", s, &bl);
 		free(shown);
 	}
 	blocks_free(&bl);
 	free(comm);
 	free(exe);
-	smaps_free(&s);
 	return ST_OK;
+}
+
+static int report(long pid, enum mode mode, int first)
+{
+	struct smaps s;
+	int r = read_smaps(pid, &s);
+
+	if (r)
+		return r;
+	if (mode == M_PERF_MAP)
+		r = report_perf_map(pid, &s);
+	else if (mode == M_CHECK)
+		r = report_check(pid, &s);
+	else
+		r = report_show(pid, &s, mode, first);
+	smaps_free(&s);
+	return r;
 }
 
 /* Appends pid's descendants (every thread's children, recursively) to

@@ -1,4 +1,4 @@
-# TAP for the shell unit tests (layers.sh, pipes.sh, docmap.sh), as tap.h
+# TAP for the shell unit tests (layers.sh, pipes.sh, docmap.sh, sizes.sh), as tap.h
 # is for the C ones: source it, call ok per check, end with tap_done.
 n=0 failed=0
 
