@@ -44,8 +44,7 @@ void thpenv_init(struct thpenv *t, const struct geom *g)
 {
 	t->geom = g;
 	t->asked = 0;
-	t->thp_off = NULL;
-	t->block_off = NULL;
+	t->thp_off.r = t->block_off.r = R_NONE;
 	t->exec = EXEC_OK;
 	t->why[0] = '\0';
 	t->why_block[0] = '\0';
@@ -63,38 +62,38 @@ static const char *size_file(uint64_t size, const char *file, char *p, size_t n)
 	return p;
 }
 
-/* Why anonymous THP cannot give us folios of size, or NULL if it can:
- * the text in why[n] when it names the size.  Asked before anything is
- * copied: a copy that cannot be huge is wasted work.  Since Linux 6.8
+/* Why anonymous THP cannot give us folios of size, into *w (R_NONE if it
+ * can): the text in why[n] when it names the size.  Asked before anything
+ * is copied: a copy that cannot be huge is wasted work.  Since Linux 6.8
  * (mTHP) each size has its own switch; "inherit" defers to the top-level
  * one, anything else overrides it (for "madvise" our MADV_HUGEPAGE is
  * enough).  Before 6.8 only the PMD size has one, the top-level switch. */
-static const char *size_off(uint64_t size, int pmd, char *why, size_t n)
+static void size_off(uint64_t size, int pmd, struct why *w, char *why, size_t n)
 {
 	char p[128], sz[24], dir[48];
-	size_t k = 0;
 
-	if (thpenv_process_thp_off())
-		return "thp: transparent huge pages are disabled for this process (prctl PR_SET_THP_DISABLE)";
-	int never = sysfs_choice(size_file(size, "enabled", p, sizeof(p)), "never");
-	if (never == 1 || (never < 0 && !pmd)) {
-		tx_cat(why, n, &k, "thp: transparent huge pages of ");
-		tx_cat(why, n, &k, geom_size(size, sz, sizeof(sz)));
-		tx_cat(why, n, &k, never == 1 ? " are disabled (transparent_hugepage/" : " need Linux 6.8 (transparent_hugepage/");
-		tx_cat(why, n, &k, geom_mthp_dir(size, dir, sizeof(dir)));
-		tx_cat(why, n, &k, never == 1 ? "enabled is never)" : ")");
-		return why;
+	w->r = R_NONE;
+	if (thpenv_process_thp_off()) {
+		w->r = R_THP_PRCTL;
+	} else {
+		int never = sysfs_choice(size_file(size, "enabled", p, sizeof(p)), "never");
+		if (never == 1 || (never < 0 && !pmd)) {
+			const char *args[2] = { geom_size(size, sz, sizeof(sz)), geom_mthp_dir(size, dir, sizeof(dir)) };
+			w->r = never == 1 ? R_THP_SIZE_NEVER : R_THP_SIZE_OLD;
+			w->text = reason_fill(w->r, args, 2, why, n);
+			return;
+		}
+		if (sysfs_choice(p, "inherit") == 0)
+			return; /* always or madvise */
+		never = sysfs_choice(THP_SYSFS "enabled", "never");
+		if (never < 0 && sys_faccessat(TX_AT_FDCWD, "/sys/kernel", 0) < 0)
+			w->r = R_THP_NO_SYS;
+		else if (never < 0)
+			w->r = R_THP_NONE;
+		else if (never)
+			w->r = R_THP_NEVER;
 	}
-	if (sysfs_choice(p, "inherit") == 0)
-		return NULL; /* always or madvise */
-	never = sysfs_choice(THP_SYSFS "enabled", "never");
-	if (never < 0 && sys_faccessat(TX_AT_FDCWD, "/sys/kernel", 0) < 0)
-		return "thp: /sys is not mounted here (a chroot?): the THP settings cannot be read";
-	if (never < 0)
-		return "thp: this kernel has no transparent huge pages";
-	if (never)
-		return "thp: transparent huge pages are disabled (transparent_hugepage/enabled is never)";
-	return NULL;
+	w->text = reason_text(w->r);
 }
 
 int thpenv_block_switch_never(void)
@@ -104,22 +103,22 @@ int thpenv_block_switch_never(void)
 	return !thpenv_process_thp_off() && sysfs_choice(size_file(TX_HUGE, "enabled", p, sizeof(p)), "never") == 1;
 }
 
-const char *thpenv_thp_off(struct thpenv *t)
+const struct why *thpenv_thp_off(struct thpenv *t)
 {
 	if (!(t->asked & THPENV_ASKED_THP)) {
 		t->asked |= THPENV_ASKED_THP;
-		t->thp_off = size_off(t->geom->pmd, 1, t->why, sizeof(t->why));
+		size_off(t->geom->pmd, 1, &t->thp_off, t->why, sizeof(t->why));
 	}
-	return t->thp_off;
+	return t->thp_off.r != R_NONE ? &t->thp_off : NULL;
 }
 
-const char *thpenv_block_off(struct thpenv *t)
+const struct why *thpenv_block_off(struct thpenv *t)
 {
 	if (!(t->asked & THPENV_ASKED_BLOCK)) {
 		t->asked |= THPENV_ASKED_BLOCK;
-		t->block_off = size_off(TX_HUGE, 0, t->why_block, sizeof(t->why_block));
+		size_off(TX_HUGE, 0, &t->block_off, t->why_block, sizeof(t->why_block));
 	}
-	return t->block_off;
+	return t->block_off.r != R_NONE ? &t->block_off : NULL;
 }
 
 /* Whether a copy can be made executable.  PR_SET_MDWE (Linux 6.3) refuses

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "geom.h"
+#include "reason.h"
 
 enum exec_refusal {
 	EXEC_OK,         /* mprotect may add PROT_EXEC */
@@ -17,21 +18,21 @@ enum exec_refusal {
 struct thpenv {
 	const struct geom *geom; /* the PMD size names the per-size switches */
 	unsigned asked;          /* THPENV_ASKED_* */
-	const char *thp_off;
-	const char *block_off;
+	struct why thp_off;      /* R_NONE: allowed */
+	struct why block_off;
 	enum exec_refusal exec;
-	char why[192];           /* thp_off's text, when it names a size */
-	char why_block[192];     /* block_off's */
+	char why[REASON_TEXT_MAX];       /* thp_off's text, when it names a size */
+	char why_block[REASON_TEXT_MAX]; /* block_off's */
 };
 void thpenv_init(struct thpenv *t, const struct geom *g);
 
-/* Why anonymous THP cannot give PMD-sized pages (a note, "thp: ..."), or
- * NULL.  The text lives in t. */
-const char *thpenv_thp_off(struct thpenv *t);
+/* Why anonymous THP cannot give PMD-sized pages (R_THP_*), or NULL.  It
+ * lives in t. */
+const struct why *thpenv_thp_off(struct thpenv *t);
 
 /* Why anonymous THP cannot give 2 MiB folios where a PMD is larger (the
- * contiguous blocks of geom_blocks), or NULL.  The text lives in t. */
-const char *thpenv_block_off(struct thpenv *t);
+ * contiguous blocks of geom_blocks), or NULL.  It lives in t. */
+const struct why *thpenv_block_off(struct thpenv *t);
 
 /* Whether 2 MiB folios are off by their own switch alone
  * (transparent_hugepage/hugepages-2048kB/enabled "never", Linux 6.8), so

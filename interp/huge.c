@@ -68,7 +68,7 @@ static int geometry_refuses(const struct huge_req *r, struct huge_result *res, e
 {
 	geom_once(r->state);
 	if (!geom_fits(&r->state->geom)) {
-		place_note(res, "the kernel's page sizes are not the ones this build places text for (tiexec-stat --advise)");
+		place_note(res, R_PAGE_SIZES);
 		return 1;
 	}
 	res->pmd = r->state->geom.pmd;
@@ -76,7 +76,7 @@ static int geometry_refuses(const struct huge_req *r, struct huge_result *res, e
 		/* Contiguous blocks come from copies and the text cache, so
 		 * far: the page cache's large folios (below) and hugetlb's
 		 * 2 MiB pages are not placed or measured as blocks yet. */
-		place_note(res, "hugetlb: not built for 16 and 64 KiB pages yet (--strategy=thp or auto copies)");
+		place_note(res, R_HUGETLB_BASE_PAGES);
 		return 1;
 	}
 	return 0;
@@ -106,7 +106,7 @@ static int seg_pieces(const struct huge_req *r, struct huge_result *res, unsigne
 	if (!(s->flags & PF_X))
 		return 0;
 	if (s->flags & PF_W) {
-		place_note(res, "writable text is left on 4 KiB pages");
+		place_note(res, R_WRITABLE_TEXT);
 		return 0;
 	}
 	layout_inner(s, a, b);
@@ -124,7 +124,7 @@ static int seg_pieces(const struct huge_req *r, struct huge_result *res, unsigne
 	if (*a >= *b)
 		*a = *b = *oa;
 	if ((*ob - *oa) / TX_HUGE > MAX_PIECES) {
-		place_note(res, "text beyond 16 GiB per segment is left on 4 KiB pages");
+		place_note(res, R_TEXT_BEYOND_16G);
 		*ob = *oa + MAX_PIECES * TX_HUGE;
 		if (*b > *ob)
 			*b = *ob;
@@ -142,14 +142,14 @@ static void zero_copy(const struct huge_req *r, struct huge_result *res, unsigne
 	const struct seg *s = &r->segs[i];
 
 	if (geom_blocks(&r->state->geom)) {
-		place_note(res, "file: the page cache is not placed in contiguous blocks yet (16 and 64 KiB pages): the text cache or a copy serves");
+		place_note(res, R_FILE_NO_BLOCKS);
 	} else if (r->fs.folios == FS_FOLIOS_NO) {
-		place_note(res, place_fs_folios_note(&r->fs));
+		place_note_fs_folios(res, &r->fs);
 	} else if (thpenv_process_thp_off()) {
 		/* No PMD would map the cache: evict and read nothing. */
-		place_note(res, "file: transparent huge pages are disabled for this process (prctl PR_SET_THP_DISABLE)");
+		place_note(res, R_FILE_THP_PRCTL);
 	} else if (!layout_file_congruent(s)) {
-		place_note(res, "file: text is not placed congruent to its file offset modulo 2 MiB");
+		place_note(res, R_FILE_NOT_CONGRUENT);
 	} else if (a < b) {
 		/* Only where the page cache will be asked for 2 MiB folios:
 		 * elsewhere the advice changes nothing but the mapping's

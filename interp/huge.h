@@ -26,7 +26,7 @@ struct huge_result {
 	uint64_t pmd;                /* the PMD size the pieces are on (0: not asked) */
 	uint64_t lazy;               /* bytes advised but left to fault on first touch */
 	unsigned nnotes;
-	const char *notes[HUGE_MAX_NOTES]; /* why something fell back, static strings */
+	struct why notes[HUGE_MAX_NOTES]; /* why something fell back (reason.h), each reason once */
 };
 
 /* What one start carries from call to call of huge_apply (the program,

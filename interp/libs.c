@@ -116,12 +116,12 @@ static void report_lib(const struct exec *ex, const struct lib *b, const struct 
 	struct msg m;
 	uint64_t text = b->hi - b->lo;
 
-	probe_lib(prog, b, hr, hr->nnotes ? hr->notes[0] : NULL);
+	probe_lib(prog, b, hr, hr->nnotes ? hr->notes[0].text : NULL);
 	if (!ex->opt.verbose)
 		return;
 	for (unsigned i = 0; i < hr->nnotes; i++) {
 		msg_lib(&m, prog, b);
-		msg_str(&m, hr->notes[i]);
+		msg_str(&m, hr->notes[i].text);
 		say(&m);
 	}
 	msg_lib(&m, prog, b);

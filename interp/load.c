@@ -287,7 +287,7 @@ static void tell(const struct exec *ex)
 
 	if (ex->remap)
 		for (unsigned i = 0; i < hr->nnotes; i++)
-			verbose_note(ex->opt.verbose, path, hr->notes[i]);
+			verbose_note(ex->opt.verbose, path, hr->notes[i].text);
 	if (ex->opt.verbose) {
 		msg_head(&m, path);
 		if (ex->remap) {
@@ -314,7 +314,7 @@ static void tell(const struct exec *ex)
 	uint64_t mode = (ex->binfmt ? TX_MODE_BINFMT : 0) | (ex->reexec ? TX_MODE_REEXEC : 0) |
 			(ex->remap ? TX_MODE_REMAPPED : 0) | (ex->hp.kind != HOOK_NONE ? TX_MODE_LIBS : 0);
 	uint64_t strategy = (uint64_t)ex->opt.strategy;
-	const char *why = hr->nnotes ? hr->notes[0] : NULL;
+	const char *why = hr->nnotes ? hr->notes[0].text : NULL;
 	TX_PROBE(loaded, path, mode, strategy, text, huge, hr->file, hr->thp, hr->hugetlb,
 		 now_ns() - ex->t0, why, hr->cache);
 	(void)mode, (void)huge, (void)why, (void)strategy;

@@ -3,13 +3,20 @@
 
 #include "rt.h"
 
-void place_note(struct huge_result *res, const char *why)
+void place_note_why(struct huge_result *res, const struct why *w)
 {
 	for (unsigned i = 0; i < res->nnotes; i++)
-		if (res->notes[i] == why)
+		if (res->notes[i].r == w->r)
 			return;
 	if (res->nnotes < HUGE_MAX_NOTES)
-		res->notes[res->nnotes++] = why;
+		res->notes[res->nnotes++] = *w;
+}
+
+void place_note(struct huge_result *res, enum reason r)
+{
+	struct why w = { r, reason_text(r) };
+
+	place_note_why(res, &w);
 }
 
 /* The bytes of [a, b) inside executable segments. */
@@ -66,7 +73,7 @@ void place_mark_blocks(const struct huge_req *r, uint64_t lo, uint64_t hi, uint8
 }
 
 /* why, when one of the n pieces in hs is HS_UNMEASURED. */
-void place_note_unmeasured(struct huge_result *res, const uint8_t *hs, uint64_t n, const char *why)
+void place_note_unmeasured(struct huge_result *res, const uint8_t *hs, uint64_t n, enum reason why)
 {
 	for (uint64_t k = 0; k < n; k++)
 		if (hs[k] == HS_UNMEASURED) {

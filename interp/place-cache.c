@@ -50,7 +50,7 @@ void place_cache(const struct huge_req *r, struct huge_result *res, const struct
 	uint64_t n = (b - a) / TX_HUGE;
 
 	if ((eoff + (a - s->vaddr)) & (TX_HUGE - 1)) {
-		place_note(res, "cache: the text is not placed congruent to the cache's entry");
+		place_note(res, R_CACHE_NOT_CONGRUENT);
 		return;
 	}
 	for (uint64_t k = 0; k < n;) {
@@ -66,7 +66,7 @@ void place_cache(const struct huge_req *r, struct huge_result *res, const struct
 				 * file's own pages back, or nothing runs. */
 				sys_mmap(x, len, PROT_READ | PROT_EXEC | r->xprot, MAP_PRIVATE | MAP_FIXED, r->fd,
 					 s->offset + (x - s->vaddr));
-				place_note(res, "cache: the entry cannot be mapped");
+				place_note(res, R_CACHE_UNMAPPABLE);
 				return;
 			}
 		}
@@ -91,14 +91,14 @@ void place_cache(const struct huge_req *r, struct huge_result *res, const struct
 		return;
 	}
 	if (cconv_fault(&r->state->cc, a, b, hs, 1) < 0) {
-		place_note(res, "cache: cannot fault in or verify the text");
+		place_note(res, R_CACHE_FAULT);
 		return;
 	}
 	if (blocks) {
 		place_mark_blocks(r, a, b, hs, 1);
-		place_note_unmeasured(res, hs, n, "cache: whether the 2 MiB blocks are contiguous is not measured (it takes root: /proc/kpageflags)");
+		place_note_unmeasured(res, hs, n, R_CACHE_UNMEASURED);
 	}
 	if (place_take(r, res, a, n, hs, state, &res->cache))
-		place_note(res, "cache: part of the entry is not in 2 MiB pages (is the cache mounted huge=always?)");
+		place_note(res, R_CACHE_SMALL_PAGES);
 }
 

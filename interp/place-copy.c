@@ -134,11 +134,10 @@ static void copy_blocks(const struct huge_req *r, uint64_t w, uint64_t len, uint
 
 /* Maps len bytes of memory for a copy at cb->w, read+write, faulted in,
  * and marks in hs[] the 2 MiB pieces that are huge. */
-static const char *copy_alloc(const struct huge_req *r, struct copy_buf *cb, uint64_t a, uint64_t len, int hugetlb,
-			      enum copy_route route, uint8_t *hs)
+static enum reason copy_alloc(const struct huge_req *r, struct copy_buf *cb, uint64_t a, uint64_t len, int hugetlb,
+			       enum copy_route route, uint8_t *hs)
 {
-	const char *no_mem = hugetlb ? "hugetlb: not enough free pages in the reserved pool (vm.nr_hugepages)"
-				     : "thp: cannot allocate memory for the copy";
+	enum reason no_mem = hugetlb ? R_HUGETLB_POOL : R_THP_ALLOC;
 	long m;
 
 	cb->fd = -1;
@@ -160,13 +159,13 @@ static const char *copy_alloc(const struct huge_req *r, struct copy_buf *cb, uin
 		return no_mem;
 	if (hugetlb) {
 		memset(hs, 1, len / TX_HUGE);
-		return populate(&r->state->cc, cb->w, len, 1) < 0 ? no_mem : NULL;
+		return populate(&r->state->cc, cb->w, len, 1) < 0 ? no_mem : R_NONE;
 	}
 	if (sys_madvise(cb->w, len, MADV_HUGEPAGE) < 0 || populate(&r->state->cc, cb->w, len, 1) < 0 ||
 	    scan_huge(&r->state->cc, cb->w, cb->w + len, hs) < 0)
-		return "thp: cannot fault in or verify huge pages for the copy";
+		return R_THP_FAULT;
 	copy_blocks(r, cb->w, len, hs);
-	return NULL;
+	return R_NONE;
 }
 
 /* Makes the filled copy read+execute at cb->x. */
@@ -209,9 +208,9 @@ static int copy_chunk(const struct huge_req *r, struct huge_result *res, uint64_
 	uint64_t len = b - a;
 	struct copy_buf cb;
 	int missed = 0, ret = 0;
-	const char *why = copy_alloc(r, &cb, a, len, hugetlb, route, hs);
+	enum reason why = copy_alloc(r, &cb, a, len, hugetlb, route, hs);
 
-	if (why) {
+	if (why != R_NONE) {
 		place_note(res, why);
 		ret = -1;
 		goto out;
@@ -221,7 +220,7 @@ static int copy_chunk(const struct huge_req *r, struct huge_result *res, uint64_
 		uint64_t k = (x - a) / TX_HUGE;
 		missed |= !hs[k];
 		if (hs[k] && fill(r, (uint8_t *)(uintptr_t)(cb.w + (x - a)), x, x + TX_HUGE) < 0) {
-			place_note(res, "copy: cannot read the program file");
+			place_note(res, R_COPY_READ);
 			ret = -1;
 			goto out;
 		}
@@ -230,7 +229,7 @@ static int copy_chunk(const struct huge_req *r, struct huge_result *res, uint64_
 	 * (arch_cache.h). */
 	arch_sync_icache(cb.w, len);
 	if (copy_seal(r, &cb, a, len, hugetlb, hs) < 0) {
-		place_note(res, "copy: cannot make the copy executable");
+		place_note(res, R_COPY_EXEC);
 		ret = -1;
 		goto out;
 	}
@@ -252,8 +251,7 @@ static int copy_chunk(const struct huge_req *r, struct huge_result *res, uint64_
 			y += TX_HUGE;
 		long m = SC(__NR_mremap, cb.x + (x - a), y - x, y - x, MREMAP_MAYMOVE | MREMAP_FIXED, x, 0);
 		if (m < 0) {
-			place_note(res, hugetlb ? "hugetlb: cannot move the copy into place (mremap)"
-					  : "thp: cannot move the copy into place (mremap)");
+			place_note(res, hugetlb ? R_HUGETLB_MREMAP : R_THP_MREMAP);
 			ret = -1;
 			break;
 		}
@@ -264,8 +262,8 @@ static int copy_chunk(const struct huge_req *r, struct huge_result *res, uint64_
 		x = y;
 	}
 	if (missed && !hugetlb)
-		place_note(res, "thp: the kernel gave small pages for part of the copy (memory fragmented?)");
-	place_note_unmeasured(res, hs, len / TX_HUGE, "thp: whether the 2 MiB blocks are contiguous is not measured (it takes root: /proc/kpageflags)");
+		place_note(res, R_THP_SMALL_PAGES);
+	place_note_unmeasured(res, hs, len / TX_HUGE, R_THP_UNMEASURED);
 out:
 	/* What was not moved is still in the temporary region. */
 	if (cb.x)
@@ -291,18 +289,18 @@ out:
  * the true room is usually larger: the margin errs on the side of 4 KiB. */
 #define COPY_MARGIN (64UL << 20)
 
-static const char *const limit_note[] = {
-	[ML_NONE] = "thp: no memory left for copies",
-	[ML_CGROUP_V1] = "thp: the memory cgroup's limit (memory.limit_in_bytes) leaves no room for more copies",
-	[ML_CGROUP_V2] = "thp: the memory cgroup's limit (memory.max) leaves no room for more copies",
-	[ML_AVAILABLE] = "thp: too little memory available (MemAvailable) for more copies",
+static const enum reason limit_note[] = {
+	[ML_NONE] = R_THP_NO_MEMORY,
+	[ML_CGROUP_V1] = R_THP_CGROUP_V1,
+	[ML_CGROUP_V2] = R_THP_CGROUP_V2,
+	[ML_AVAILABLE] = R_THP_MEMAVAILABLE,
 };
 
-/* Why the copy strategy cannot work here at all, or NULL and how copies
- * become executable.  Checked before any memory is taken. */
-static const char *copy_refused(struct thpenv *t, int hugetlb, enum copy_route *route)
+/* Why the copy strategy cannot work here at all (into res), or 0 and how
+ * copies become executable.  Checked before any memory is taken. */
+static int copy_refused(struct thpenv *t, struct huge_result *res, int hugetlb, enum copy_route *route)
 {
-	const char *off = hugetlb ? NULL : thpenv_thp_off(t);
+	const struct why *off = hugetlb ? NULL : thpenv_thp_off(t);
 
 	/* Pieces that are contiguous blocks need only 2 MiB folios. */
 	if (off && geom_blocks(t->geom) && !thpenv_block_off(t))
@@ -310,16 +308,17 @@ static const char *copy_refused(struct thpenv *t, int hugetlb, enum copy_route *
 	enum exec_refusal ex = thpenv_exec_refusal(t);
 
 	*route = ROUTE_MPROTECT;
-	if (off)
-		return off;
+	if (off) {
+		place_note_why(res, off);
+		return 1;
+	}
 	if (ex == EXEC_OK)
-		return NULL;
+		return 0;
 	*route = ROUTE_MEMFD;
 	if (hugetlb || thpenv_shmem_thp(t))
-		return NULL;
-	return ex == EXEC_MDWE_PRCTL
-		       ? "thp: MemoryDenyWriteExecute (prctl PR_SET_MDWE) forbids executable copies, and shmem THP is off (transparent_hugepage/shmem_enabled)"
-		       : "thp: MemoryDenyWriteExecute (a seccomp filter or security module) forbids executable copies, and shmem THP is off (transparent_hugepage/shmem_enabled)";
+		return 0;
+	place_note(res, ex == EXEC_MDWE_PRCTL ? R_THP_MDWE_PRCTL : R_THP_MDWE_OTHER);
+	return 1;
 }
 
 /* How much of a run of `want` bytes of copies memory allows now, in 2 MiB
@@ -369,7 +368,7 @@ static void copy_pmds(const struct huge_req *r, struct huge_result *res, uint64_
 	}
 	for (uint64_t k = 0; left && k < (b - a) / TX_HUGE; k++)
 		if (!state[k]) {
-			place_note(res, thpenv_block_off(&r->state->thp));
+			place_note_why(res, thpenv_block_off(&r->state->thp));
 			break;
 		}
 }
@@ -380,12 +379,9 @@ void place_copy(const struct huge_req *r, struct huge_result *res, uint64_t a, u
 			uint8_t *state, uint8_t *hs, int hugetlb)
 {
 	enum copy_route route;
-	const char *no = copy_refused(&r->state->thp, hugetlb, &route);
 
-	if (no) {
-		place_note(res, no);
+	if (copy_refused(&r->state->thp, res, hugetlb, &route))
 		return;
-	}
 	if (geom_blocks(&r->state->geom) && thpenv_block_off(&r->state->thp)) {
 		copy_pmds(r, res, a, b, state, hs, route);
 		return;

@@ -26,34 +26,25 @@ void place_file(const struct huge_req *r, struct huge_result *res, const struct 
 				  overlay ? CC_WRITEBACK_FSYNC : CC_WRITEBACK_RANGE, shared };
 	struct cconv_stats cs = { 0, 0 };
 	if (cconv_convert(&r->state->cc, &cr, hs, &cs) < 0) {
-		place_note(res, sys_faccessat(TX_AT_FDCWD, "/proc/self", 0) < 0
-				  ? "file: /proc is not mounted here (a chroot?): which pages are huge cannot be checked"
-				  : "file: cannot fault in or verify the text");
+		place_note(res, sys_faccessat(TX_AT_FDCWD, "/proc/self", 0) < 0 ? R_FILE_NO_PROC : R_FILE_FAULT);
 		return;
 	}
 	if (place_take(r, res, a, n, hs, state, &res->file))
-		place_note(res, "file: the page cache kept small pages for part of the text (in use elsewhere, or no large folios on this filesystem)");
+		place_note(res, R_FILE_SMALL_FOLIOS);
 }
 
-/* "file: NAME keeps 4 KiB folios in the page cache on Linux X.Y: nothing
- * evicted or read again", in a buffer of its own: the notes are reported
- * before the next file's. */
-const char *place_fs_folios_note(const struct fs_info *fi)
+/* Filled in a buffer of its own: the notes are reported before the next
+ * file's. */
+void place_note_fs_folios(struct huge_result *res, const struct fs_info *fi)
 {
-	static struct msg m;
+	static char text[REASON_TEXT_MAX];
+	char pg[24], kv[24];
+	size_t k = 0;
 
-	m.n = 0;
-	msg_str(&m, "file: ");
-	msg_str(&m, fi->name);
-	char pg[24];
-	msg_str(&m, " keeps ");
-	msg_str(&m, geom_size(TX_PAGE, pg, sizeof(pg)));
-	msg_str(&m, " folios in the page cache on Linux ");
-	msg_u64(&m, fi->major);
-	msg_str(&m, ".");
-	msg_u64(&m, fi->minor);
-	msg_str(&m, ": nothing evicted or read again");
-	m.b[m.n < sizeof(m.b) ? m.n : sizeof(m.b) - 1] = '\0';
-	return m.b;
+	tx_cat_u64(kv, sizeof(kv), &k, fi->major);
+	tx_cat(kv, sizeof(kv), &k, ".");
+	tx_cat_u64(kv, sizeof(kv), &k, fi->minor);
+	const char *args[3] = { fi->name, geom_size(TX_PAGE, pg, sizeof(pg)), kv };
+	struct why w = { R_FILE_FS_FOLIOS, reason_fill(R_FILE_FS_FOLIOS, args, 3, text, sizeof(text)) };
+	place_note_why(res, &w);
 }
-

@@ -21,7 +21,10 @@
 #define HS_UNMEASURED 4
 
 /* place-acct.c: notes and the accounting. */
-void place_note(struct huge_result *res, const char *why);
+/* A reason into res->notes, once (its row's text; place_note_why: a
+ * filled one). */
+void place_note(struct huge_result *res, enum reason r);
+void place_note_why(struct huge_result *res, const struct why *w);
 uint64_t place_text_in(const struct huge_req *r, uint64_t a, uint64_t b);
 void place_account(const struct huge_req *r, struct huge_result *res, uint64_t a, uint64_t b, uint64_t *bucket);
 void place_account_blocks(const struct huge_req *r, struct huge_result *res, uint64_t a0, uint64_t a, uint64_t b,
@@ -29,15 +32,15 @@ void place_account_blocks(const struct huge_req *r, struct huge_result *res, uin
 int place_take(const struct huge_req *r, struct huge_result *res, uint64_t a, uint64_t n, const uint8_t *hs,
 	       uint8_t *state, uint64_t *bucket);
 void place_mark_blocks(const struct huge_req *r, uint64_t lo, uint64_t hi, uint8_t *hs, int likely);
-void place_note_unmeasured(struct huge_result *res, const uint8_t *hs, uint64_t n, const char *why);
+void place_note_unmeasured(struct huge_result *res, const uint8_t *hs, uint64_t n, enum reason why);
 
 /* place-file.c: the page cache on segment s's pieces [a, b); shared: the
  * conversion lock was not had (read only absent pieces, evict nothing);
  * overlay: write back with fsync (overlayfs). */
 void place_file(const struct huge_req *r, struct huge_result *res, const struct seg *s, uint64_t a, uint64_t b,
 		uint8_t *state, uint8_t *hs, int shared, int overlay);
-/* Why the page cache gives no 2 MiB folios on the file system fi. */
-const char *place_fs_folios_note(const struct fs_info *fi);
+/* R_FILE_FS_FOLIOS, filled for the file system fi, into res. */
+void place_note_fs_folios(struct huge_result *res, const struct fs_info *fi);
 
 /* place-lock.c: 1 held (place_unlock), 0 no lock here, -1 going on
  * without it (*gave_up: one wait per start). */

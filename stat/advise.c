@@ -125,16 +125,16 @@ static void way_copy(const struct geom *g, const struct elf_facts *ef, uint64_t 
 	struct thpenv t;
 
 	thpenv_init(&t, g);
-	const char *off = thpenv_thp_off(&t);
+	const struct why *off = thpenv_thp_off(&t);
 
 	/* Where pieces are contiguous blocks, a copy is whole only with
 	 * 2 MiB folios: without them it holds the whole PMD pieces alone
 	 * (interp/huge.c, copy_pmds), the program placed on a PMD boundary. */
-	const char *boff = geom_blocks(g) ? thpenv_block_off(&t) : NULL;
+	const struct why *boff = geom_blocks(g) ? thpenv_block_off(&t) : NULL;
 	if (off && !(geom_blocks(g) && !boff)) {
-		snprintf(thp->why, sizeof(thp->why), "%s", off);
+		snprintf(thp->why, sizeof(thp->why), "%s", off->text);
 	} else if (boff) {
-		snprintf(thp->why, sizeof(thp->why), "%s", boff);
+		snprintf(thp->why, sizeof(thp->why), "%s", boff->text);
 		thp->huge = thp->per_proc = text_in_pieces(ef, g->pmd);
 		thp->partial = thp->huge > 0;
 		*gain = thpenv_block_switch_never() ? ef->text_huge - thp->huge : 0;

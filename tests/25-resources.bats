@@ -86,10 +86,10 @@ shmem_off() {
 		run_t "$FIXTURES/mdwe" $how "$D/peakrss" "$TIEXEC" -v --strategy=thp "$D/big-pie" loop 10
 		echo "$how: status $status"
 		case $how in
-		prctl) by="prctl PR_SET_MDWE" ;;
-		seccomp) by="a seccomp filter or security module" ;;
+		prctl) by="PR_SET_MDWE" ;;
+		seccomp) by="seccomp or LSM" ;;
 		esac
-		[[ "$output" == *"tiexec: '$D/big-pie': thp: MemoryDenyWriteExecute ($by) forbids executable copies, and shmem THP is off (transparent_hugepage/shmem_enabled)"* ]]
+		[[ "$output" == *"tiexec: '$D/big-pie': thp: MemoryDenyWriteExecute ($by) forbids executable copies; shmem THP is off (transparent_hugepage/shmem_enabled)"* ]]
 		[[ "$output" != *"cannot read the program file"* ]]
 		[[ "$output" == *"0.0 of 64.0 MiB text on 2 MiB pages (file 0.0, thp 0.0)"* ]]
 		# No copy was made: the peak stays far below the 64 MiB of text.

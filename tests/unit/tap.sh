@@ -1,5 +1,6 @@
-# TAP for the shell unit tests (layers.sh, pipes.sh, docmap.sh, sizes.sh), as tap.h
-# is for the C ones: source it, call ok per check, end with tap_done.
+# TAP for the shell unit tests (layers.sh, pipes.sh, docmap.sh, sizes.sh,
+# reasons.sh), as tap.h is for the C ones: source it, call ok per check,
+# end with tap_done.
 n=0 failed=0
 
 ok() { # ok STATUS DESC [DETAIL...]: STATUS 0 passes; the details say why not

@@ -1,6 +1,7 @@
 /* The loader's facilities that run alone in a test process: the message
  * builder and the one place that prints (rt.c, report.c), the process
- * helpers (proc.c) and the descriptor budget (fds.c).  rt.c's memcpy and
+ * helpers (proc.c), the descriptor budget (fds.c) and the reasons
+ * (common/reason.c), printed as -v prints them.  rt.c's memcpy and
  * the like are renamed for this test (tests/meson.build), so the test's C
  * library keeps its own. */
 #define _GNU_SOURCE
@@ -14,6 +15,7 @@
 
 #include "fds.h"
 #include "proc.h"
+#include "reason.h"
 #include "report.h"
 #include "tap.h"
 
@@ -169,10 +171,79 @@ static void test_fds(void)
 	ok(!b.raised, "fds_raise: a limit of %lu is left alone", (unsigned long)rl.rlim_cur);
 }
 
+/* The longest a row's slots are filled with: a file system's name
+ * (fsfolio.c's), the base page and a kernel release; or a folio size and
+ * its mTHP directory. */
+static const char *const fs_longest[] = { "this file system", "64 KiB", "10.100" };
+static const char *const size_longest[] = { "512 MiB", "hugepages-524288kB/" };
+
+static unsigned slots(const char *t)
+{
+	unsigned n = 0;
+
+	for (const char *p = t; (p = strstr(p, "{}")); p += 2)
+		n++;
+	return n;
+}
+
+/* The way a reason belongs to, by its text's head, or the reasons that
+ * hold before any way is tried. */
+static int named(const char *t)
+{
+	static const char *const heads[] = { "file: ", "cache: ", "thp: ", "hugetlb: ", "copy: " };
+	static const char *const before[] = { "the kernel's page sizes", "writable text", "text beyond" };
+
+	for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++)
+		if (!strncmp(t, heads[i], strlen(heads[i])))
+			return 1;
+	for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++)
+		if (!strncmp(t, before[i], strlen(before[i])))
+			return 1;
+	return 0;
+}
+
+/* verbose_note of one text, for "/p". */
+static void note_text(const void *text)
+{
+	verbose_note(1, "/p", text);
+}
+
+/* common/reason.c's table: every row has a text, fits the loader's probe
+ * field (REASON_TEXT_MAX, tiexec-trace's TX_REASON_BYTES) filled with the
+ * longest values its slots take, names the way it belongs to, and is
+ * printed by -v (verbose_note) as exactly one line.  Whether every row is
+ * reachable from the code: reasons.sh. */
+static void test_reasons(void)
+{
+	char buf[4 * REASON_TEXT_MAX], want[8 * REASON_TEXT_MAX], out[8 * REASON_TEXT_MAX];
+
+	ok(!*reason_text(R_NONE) && !*reason_text(R_COUNT), "R_NONE and out of range: no text");
+	for (int r = R_NONE + 1; r < R_COUNT; r++) {
+		const char *t = reason_text((enum reason)r);
+		unsigned n = slots(t);
+		const char *const *longest = r == R_FILE_FS_FOLIOS ? fs_longest : size_longest;
+		const char *f = reason_fill((enum reason)r, longest, n, buf, sizeof(buf));
+		ok(*t && named(t) && !strchr(t, '\n') && n <= (r == R_FILE_FS_FOLIOS ? 3u : 2u), "row %d has a text naming its way: %s", r, t);
+		ok(strlen(f) < REASON_TEXT_MAX, "row %d fits the probe's %d bytes, filled (%zu)", r, REASON_TEXT_MAX,
+		   strlen(f));
+		ok(!strstr(f, "{}"), "row %d: every slot filled", r);
+		snprintf(want, sizeof(want), "tiexec: '/p': %s\n", f);
+		int st;
+		child_stderr(note_text, f, out, sizeof(out), &st);
+		ok(!strcmp(out, want), "row %d: -v prints it as one line", r);
+	}
+	const char *args[2] = { "2 MiB", "hugepages-2048kB/" };
+	ok(!strcmp(reason_fill(R_THP_SIZE_NEVER, args, 2, buf, sizeof(buf)),
+		   "thp: transparent huge pages of 2 MiB are disabled (transparent_hugepage/hugepages-2048kB/enabled is never)"),
+	   "slots filled in order: %s", buf);
+	ok(!strcmp(reason_fill(R_THP_SIZE_NEVER, args, 2, buf, 12), "thp: transp"), "cut to fit: %s", buf);
+}
+
 int main(void)
 {
 	test_report();
 	test_proc();
 	test_fds();
+	test_reasons();
 	return tap_done();
 }

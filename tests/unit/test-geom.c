@@ -101,11 +101,11 @@ int main(void)
 	struct thpenv t;
 	geom_read(&here, (uint64_t)page);
 	thpenv_init(&t, &here);
-	const char *off = thpenv_thp_off(&t);
-	ok(thpenv_thp_off(&t) == off, "thp_off is asked once and kept: %s", off ? off : "(on)");
+	const struct why *off = thpenv_thp_off(&t);
+	ok(thpenv_thp_off(&t) == off, "thp_off is asked once and kept: %s", off ? off->text : "(on)");
 	enum exec_refusal e = thpenv_exec_refusal(&t);
 	ok(thpenv_exec_refusal(&t) == e, "exec_refusal is asked once and kept: %d", (int)e);
-	const char *boff = thpenv_block_off(&t);
-	ok(thpenv_block_off(&t) == boff, "block_off is asked once and kept: %s", boff ? boff : "(on)");
+	const struct why *boff = thpenv_block_off(&t);
+	ok(thpenv_block_off(&t) == boff, "block_off is asked once and kept: %s", boff ? boff->text : "(on)");
 	return tap_done();
 }
