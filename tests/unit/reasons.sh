@@ -1,7 +1,7 @@
 #!/bin/bash
 # Every reason of common/reason.h is one the code can give (TAP): each
-# value other than R_NONE and R_COUNT is named in a C file of the loader or
-# the shared layer besides the table (common/reason.c).  With
+# row's name (REASONS) is named in a C file of the loader or the shared
+# layer besides the table (common/reason.c).  With
 # test-facilities.c, which prints every row, a row nobody can reach or read
 # fails a test.
 # Usage: reasons.sh [SOURCE-DIR]
@@ -9,7 +9,7 @@ set -uo pipefail
 . "$(cd "$(dirname "$0")" && pwd)/tap.sh"
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root" || exit 2
-values=$(sed -nE 's/^\t(R_[A-Z0-9_]+),?$/\1/p' common/reason.h | grep -vx -e R_NONE -e R_COUNT)
+values=$(sed -nE 's/^\tX\((R_[A-Z0-9_]+), .*/\1/p' common/reason.h)
 uses=$(find interp common -name '*.c' ! -path common/reason.c -exec cat {} + | grep -oE '\bR_[A-Z0-9_]+\b' | sort -u)
 unused=()
 for v in $values; do
