@@ -129,7 +129,7 @@ static void way_copy(const struct geom *g, const struct elf_facts *ef, uint64_t 
 
 	/* Where pieces are contiguous blocks, a copy is whole only with
 	 * 2 MiB folios: without them it holds the whole PMD pieces alone
-	 * (interp/huge.c, copy_pmds), the program placed on a PMD boundary. */
+	 * (interp/place-copy.c, copy_pmds), the program placed on a PMD boundary. */
 	const struct why *boff = geom_blocks(g) ? thpenv_block_off(&t) : NULL;
 	if (off && !(geom_blocks(g) && !boff)) {
 		snprintf(thp->why, sizeof(thp->why), "%s", off->text);
@@ -149,7 +149,7 @@ static void way_copy(const struct geom *g, const struct elf_facts *ef, uint64_t 
 	}
 }
 
-/* What auto does (interp/huge.c): file where the page cache can hold
+/* What auto does (interp/huge.c and its ways): file where the page cache can hold
  * 2 MiB folios, then the cache, then a copy. */
 static enum advice_way auto_way(const struct advice *a)
 {
@@ -219,7 +219,7 @@ int advise_fd(int fd, const char *cache_dir, struct advice *a, char *why, size_t
 	way_copy(&a->geom, &ef, hugetlb_free(), &a->way[WAY_THP], &a->way[WAY_HUGETLB], &a->block_gain);
 	close(fd);
 	if (geom_blocks(&a->geom)) {
-		/* As the loader (interp/huge.c): neither is built for
+		/* As the loader (interp/huge.c, place-file.c): neither is built for
 		 * contiguous blocks yet. */
 		struct way *f = &a->way[WAY_FILE], *h = &a->way[WAY_HUGETLB];
 		f->huge = f->per_proc = f->once = h->huge = h->per_proc = h->once = 0;

@@ -64,7 +64,7 @@ static const char *const cache_word[] = {
 /* How much of the text in the entry of the file open at fd is in 2 MiB
  * pages (huge), of aligned bytes of whole pieces: each piece mapped at a slot of
  * its own, faulted in and asked as the loader asks one of them at every
- * start (interp/huge.c: entry_holds).  unmeasured: pieces that may be
+ * start (interp/place-cache.c: entry_holds).  unmeasured: pieces that may be
  * contiguous blocks of a larger folio (a PMD larger than 2 MiB) but whose
  * frames could not be read (no CAP_SYS_ADMIN, which the shipped unit does
  * not hold); they are neither in 2 MiB pages nor cold. */
