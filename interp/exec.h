@@ -3,7 +3,7 @@
  * The layers, each calling only downwards:
  *   driver      main.c: the entry points, relocate_self, the one static
  *               struct exec, and the order of the stages;
- *   stages      launch.c, load.c, stack.c, final.c, libs.c: each takes the
+ *   stages      launch.c, load.c, libplan.c, stack.c, final.c, libs.c: each takes the
  *               struct exec and never calls the driver or another stage;
  *   facilities  image, block, proc, fds, caps, origin, hookpoint, detach,
  *               aside, libfind, reexec, report, and the huge-page modules
@@ -25,6 +25,7 @@
 #include "hookpoint.h"
 #include "huge.h"
 #include "image.h"
+#include "ldplan.h"
 #include "opts.h"
 #include "rt.h"
 #include "textcache.h"
@@ -69,6 +70,13 @@ struct exec {
 	uint64_t cache_off[TEXTCACHE_PH_MAX]; /* its offset for each program header */
 	uint64_t entry;         /* ld.so's entry, or the program's */
 	const struct image *fail_im; /* a failed system call's image (load_stage < 0) */
+
+	/* libplan: where ld.so will map its first library (ldp.n 0: no plan);
+	 * final holds it (ldp_held: ldplan_hold's answer), libs gives it back. */
+	struct ldplan ldp;
+	struct ldplan_req ldp_req[3];
+	struct ldplan_holds ldp_holds;
+	int ldp_held;
 	long fail_err;          /* and its negative errno */
 
 	/* final_open: the final stage's page, before the stack decides the
@@ -105,6 +113,7 @@ struct exec {
 	char exe_env[PATH_MAX + 40]; /* "TIEXEC_EXE=PID:/abs/path", the hint */
 	char prog_link[PATH_MAX];   /* the program's path as /proc/PID/exe names it */
 	char path_copy[PATH_MAX];   /* the program's path: the argument strings move */
+	char ldp_lib[PATH_MAX];     /* the planned library's path (libplan) */
 };
 
 /* The stages, in the order the driver calls them.  Each file opens with
@@ -117,6 +126,7 @@ long load_stage(struct exec *ex);
  * a filter refused (EPERM, ENOSYS) to a plain exec of the program, any
  * other failure to its message and status 126 or 127. */
 __attribute__((noreturn)) void launch_failed(struct exec *ex);
+void libplan_stage(struct exec *ex);
 void final_open(struct exec *ex);
 void stack_stage(struct exec *ex);
 __attribute__((noreturn)) void final_enter(struct exec *ex);

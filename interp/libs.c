@@ -335,6 +335,22 @@ static int nothing_listed(const struct exec *ex, const struct opts *o, const str
 	       libfind_none_listed(dyn, nd, o->min_text, skip, nskip);
 }
 
+/* The holds of the library plan given back (ld.so has mapped what it
+ * loads); -v says when the plan missed. */
+static void plan_done(struct exec *ex)
+{
+	ldplan_release(&ex->ldp_holds);
+	if (ex->ldp.n && ex->ldp_held != 1) {
+		struct msg m;
+		msg_head(&m, ex->path);
+		msg_str(&m, "library '");
+		msg_str(&m, ex->ldp_lib);
+		msg_str(&m, "': not placed before ld.so mapped it (its requests could not be replayed to a 2 MiB boundary)");
+		if (ex->opt.verbose)
+			say(&m);
+	}
+}
+
 void libs_stage(struct exec *ex)
 {
 	static struct lib libs[LIBS_MAX];
@@ -344,6 +360,7 @@ void libs_stage(struct exec *ex)
 
 	self_reattach(ex->traced_fd);
 	ex->traced_fd = -1;
+	plan_done(ex);
 	uint64_t t0 = now_ns(), reported = 0, cap = 0;
 	char *maps = NULL;
 	unsigned n = 0;

@@ -60,6 +60,7 @@ __attribute__((noreturn, used)) void tiexec_main(uint64_t *sp)
 	launch_stage(&ex, sp); /* which program, the settings; may exec it plainly */
 	if (load_stage(&ex) < 0) /* mapped as the kernel would, text on 2 MiB pages */
 		launch_failed(&ex); /* a call refused: plainly; else the error */
+	libplan_stage(&ex);    /* where ld.so will map its first library */
 	final_open(&ex);       /* the final stage's page */
 	stack_stage(&ex);      /* the initial stack a direct exec would build */
 	final_enter(&ex);      /* into ld.so (back at tiexec_hook), or the program */

@@ -347,6 +347,21 @@ for run in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
 	[ -n "$a" ] && echo $((0x$a % 2097152)) >>"$T/bases"
 done
 say lib-bases "$(sort -u "$T/bases" | wc -l) distinct of $(wc -l <"$T/bases"), $(grep -cx 0 "$T/bases") aligned"
+# The same through tiexec, which plans where ld.so maps the program's first
+# library (interp/libplan.c): how many of 20 starts put it on a 2 MiB
+# boundary, and how many distinct bases it kept (the plan chooses only the
+# residue).  The base is a file mapping's start less its offset: the first
+# piece may be a copy now.
+: >"$T/bases"
+: >"$T/full"
+for run in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+	start "$d/tiexec" "$d/bl"
+	awk '$6 ~ /libbl\.so$/ { split($1, r, "-"); print r[1], $3; exit }' "/proc/$pid/maps" >"$T/first"
+	stop
+	read -r a o <"$T/first" && echo $((0x$a - 0x$o)) >>"$T/full"
+done
+while read -r a; do echo $((a % 2097152)); done <"$T/full" >"$T/bases"
+say lib-plan "$(sort -u "$T/full" | wc -l) distinct of $(wc -l <"$T/full"), $(grep -cx 0 "$T/bases") aligned"
 # 9. Malformed and odd files (arm64, where the bats suite cannot run them):
 #    tests/fixtures/mkbad.c's corpus for this machine, made here and checked
 #    as tests/30-malformed.bats does, each key "N files, W wrong" and what

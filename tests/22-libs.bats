@@ -441,3 +441,42 @@ mask() {
 	[ "$via" -le $((direct + (17 << 20))) ]
 	[ "$again" -lt $((1 << 20)) ]
 }
+
+# The library plan (interp/libplan.c, ldplan.c): the program's first
+# library, linked with p_align 64 KiB as GNU ld links every arm64 library,
+# is one glibc's ld.so places 64 KiB-aligned in a reservation of its own,
+# 2 MiB-aligned about one start in 32.  tiexec replays ld.so's requests
+# before it runs and holds the top of the gap the reservation would land
+# in, so that the library starts on a 2 MiB boundary: its text is then
+# mapped from the page cache's 2 MiB folios instead of copied.
+@test "the first library, p_align 64 KiB: placed before ld.so, its text on PMDs from the page cache; holds given back" {
+	local i on=0 bases= out b kb
+	run --separate-stderr env TIEXEC_CACHE= "$TIEXEC" -v "$FIXTURES/bl-64k" loop 1
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *"keeps 4 KiB folios"* ]] || skip_unsupported "this file system's page cache keeps 4 KiB folios"
+	same "$("$FIXTURES/bl-64k" loop 1)" "$output"
+	[[ "$stderr" == *"libbl-64k.so': "*" MiB text on 2 MiB pages (file "[1-9]*", thp 0.0)"* ]]
+	for i in $(seq 50); do
+		out=$(TIEXEC_CACHE= "$TIEXEC" "$FIXTURES/bl-64k" report)
+		b=$(sed -n 's/^text_begin //p' <<<"$out")
+		kb=$(awk '/ r-xp / && /libbl-64k.so$/ { for (i = 1; i <= NF; i++) if ($i ~ /^file_pmd_kb=/) { split($i, a, "="); print a[2] } }' <<<"$out")
+		[ "${kb:-0}" -ge 6144 ] && on=$((on + 1))
+		bases+="$b "
+	done
+	echo "text on PMDs from the page cache in $on of 50 starts"
+	[ "$on" -ge 49 ]
+	# The planned base keeps its randomness: only the residue is chosen.
+	[ "$(tr ' ' '\n' <<<"$bases" | sort -u | grep -c .)" -ge 48 ]
+	# Every hold is given back after ld.so; without the stage after
+	# ld.so (--no-libs) nothing is held at all.
+	command -v strace >/dev/null || skip_unsupported "strace is not installed"
+	TIEXEC_CACHE= strace -f -o "$BATS_TEST_TMPDIR/st" -e trace=mmap,munmap "$TIEXEC" "$FIXTURES/bl-64k" loop 1 >/dev/null
+	local holds
+	holds=$(sed -nE 's/.*mmap\((0x[0-9a-f]+), ([0-9]+), PROT_NONE, [^)]*MAP_NORESERVE\|MAP_FIXED_NOREPLACE.*/\1, \2/p' "$BATS_TEST_TMPDIR/st")
+	[ -n "$holds" ]
+	while read -r h; do
+		grep -q "munmap($h)" "$BATS_TEST_TMPDIR/st"
+	done <<<"$holds"
+	TIEXEC_CACHE= strace -f -o "$BATS_TEST_TMPDIR/st2" -e trace=mmap "$TIEXEC" --no-libs "$FIXTURES/bl-64k" loop 1 >/dev/null
+	! grep -q 'MAP_NORESERVE|MAP_FIXED_NOREPLACE' "$BATS_TEST_TMPDIR/st2" || false
+}

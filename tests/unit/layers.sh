@@ -17,7 +17,7 @@
 # the file named like the tool (tiexec-stat.c, stamp.c) is the main file.
 set -uo pipefail
 [ $# -ge 1 ] || { echo "usage: layers.sh NAME=OBJDIR[,OBJDIR...]..." >&2; exit 2; }
-stages=" launch load stack final libs "
+stages=" launch load libplan stack final libs "
 
 . "$(dirname "$0")/tap.sh"
 

@@ -1,19 +1,19 @@
 /* Where ld.so will map a library, decided before ld.so runs: the requests
  * ld.so will make, replayed on the kernel, and holds that move one of them
- * to a wanted place (see plan.c).  A building block of the library
- * placement issue: the unit tests use it; the loader does not yet. */
+ * to a wanted place (see ldplan.c).  libplan.c decides what to plan,
+ * final.c holds it just before ld.so, libs.c gives it back. */
 #pragma once
 
 #include <stdint.h>
 
-#define PLAN_MAX_HOLDS 8
+#define LDPLAN_MAX_HOLDS 8
 
 /* One mmap(NULL, len) ld.so will make, in its order.  align above the
  * page: glibc's reservation for a library whose p_align is larger
  * (_dl_map_segments asks for its span plus p_align, maps the library at
  * the reservation's start aligned up to p_align and gives the rest back);
  * keep is then the library's own span. */
-struct plan_req {
+struct ldplan_req {
 	uint64_t len;
 	uint64_t align;
 	uint64_t keep;
@@ -21,16 +21,16 @@ struct plan_req {
 
 /* The requests up to and with the target (the last), and where the
  * target's library is wanted: its start modulo 2 MiB. */
-struct plan {
-	const struct plan_req *req;
+struct ldplan {
+	const struct ldplan_req *req;
 	unsigned n;
 	uint64_t residue;
 };
 
 /* The address space held (PROT_NONE) while ld.so runs. */
-struct plan_holds {
+struct ldplan_holds {
 	unsigned n;
-	uint64_t a[PLAN_MAX_HOLDS], len[PLAN_MAX_HOLDS];
+	uint64_t a[LDPLAN_MAX_HOLDS], len[LDPLAN_MAX_HOLDS];
 };
 
 /* Replays p on the kernel with PROT_NONE stand-ins, given back each time,
@@ -39,7 +39,7 @@ struct plan_holds {
  * replay landed as planned, the holds stay; 0: it did not, and nothing is
  * held (a miss costs only the placement); -1: a request cannot be
  * replayed (nothing held). */
-int plan_hold(const struct plan *p, struct plan_holds *h);
+int ldplan_hold(const struct ldplan *p, struct ldplan_holds *h);
 
-/* Gives back what plan_hold held (the stage after ld.so). */
-void plan_release(struct plan_holds *h);
+/* Gives back what ldplan_hold held (the stage after ld.so). */
+void ldplan_release(struct ldplan_holds *h);

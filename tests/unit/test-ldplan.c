@@ -1,4 +1,4 @@
-/* interp/plan.c on the real kernel: a plan of ld.so's requests, held, and
+/* interp/ldplan.c on the real kernel: a plan of ld.so's requests, held, and
  * then the requests made as ld.so makes them (in this process): the
  * target's library starts where it was wanted, also when ld.so makes a
  * small request the plan did not foresee (for a library whose p_align is
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "geom.h"
-#include "plan.h"
+#include "ldplan.h"
 #include "tap.h"
 
 #define ROUNDS 50
@@ -18,7 +18,7 @@
 /* ld.so's requests of p, made for real, plus `extra` bytes first (a
  * request the plan did not foresee; 0 for none): the target library's
  * start.  Everything is given back. */
-static uint64_t as_ld_so(const struct plan *p, size_t extra)
+static uint64_t as_ld_so(const struct ldplan *p, size_t extra)
 {
 	void *m[16], *x = NULL;
 	size_t len[16];
@@ -27,7 +27,7 @@ static uint64_t as_ld_so(const struct plan *p, size_t extra)
 	if (extra)
 		x = mmap(NULL, extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	for (unsigned k = 0; k < p->n; k++) {
-		const struct plan_req *q = &p->req[k];
+		const struct ldplan_req *q = &p->req[k];
 		len[k] = q->len;
 		m[k] = mmap(NULL, q->len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m[k] == MAP_FAILED)
@@ -55,29 +55,29 @@ static int unmapped(uint64_t a, uint64_t n)
 /* ROUNDS plans of p: how many landed as wanted, ld.so making `extra`
  * bytes more than planned first; with hold 0, no plan is held (how many
  * land there by chance). */
-static int landed_if(const struct plan *p, size_t extra, int *held_all, int hold)
+static int landed_if(const struct ldplan *p, size_t extra, int *held_all, int hold)
 {
 	int n = 0;
 
 	*held_all = 1;
 	for (int i = 0; i < ROUNDS; i++) {
-		struct plan_holds h;
+		struct ldplan_holds h;
 		/* Something of the test's own between rounds, as varied as a
 		 * start's address space is. */
 		size_t pad = (size_t)(i % 7 + 1) * 3 * TX_PAGE;
 		void *pd = mmap(NULL, pad, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		h.n = 0;
-		if (hold && plan_hold(p, &h) != 1)
+		if (hold && ldplan_hold(p, &h) != 1)
 			*held_all = 0;
 		uint64_t start = as_ld_so(p, extra);
 		n += (start & (TX_HUGE - 1)) == p->residue;
-		plan_release(&h);
+		ldplan_release(&h);
 		munmap(pd, pad);
 	}
 	return n;
 }
 
-static int landed(const struct plan *p, size_t extra, int *held_all)
+static int landed(const struct ldplan *p, size_t extra, int *held_all)
 {
 	return landed_if(p, extra, held_all, 1);
 }
@@ -89,8 +89,8 @@ int main(void)
 
 	/* As for the arm64 libraries: p_align 64 KiB, glibc's reservation of
 	 * span + p_align after its malloc page and ld.so.cache. */
-	const struct plan_req r64[] = { { 8192, 0, 0 }, { 49152, 0, 0 }, { 0x850010, 0x10000, 0x840010 } };
-	const struct plan p64 = { r64, 3, 0 };
+	const struct ldplan_req r64[] = { { 8192, 0, 0 }, { 49152, 0, 0 }, { 0x850010, 0x10000, 0x840010 } };
+	const struct ldplan p64 = { r64, 3, 0 };
 	ok(landed(&p64, 0, &all) == ROUNDS && all, "p_align 64 KiB: the library 2 MiB-aligned in %d of %d", ROUNDS, ROUNDS);
 	int n = landed_if(&p64, 0, &all, 0);
 	ok(n < ROUNDS / 2, "without the plan: %d of %d by chance", n, ROUNDS);
@@ -99,22 +99,22 @@ int main(void)
 
 	/* As for libc on x86-64: page-aligned, its start wanted at 0x31000
 	 * modulo 2 MiB (the plan must be exact). */
-	const struct plan_req rc[] = { { 8192, 0, 0 }, { 49152, 0, 0 }, { 0x1e2000, 0, 0 } };
-	const struct plan pc = { rc, 3, 0x31000 };
+	const struct ldplan_req rc[] = { { 8192, 0, 0 }, { 49152, 0, 0 }, { 0x1e2000, 0, 0 } };
+	const struct ldplan pc = { rc, 3, 0x31000 };
 	ok(landed(&pc, 0, &all) == ROUNDS && all, "page-aligned: the library at 0x31000 modulo 2 MiB in %d of %d", ROUNDS,
 	   ROUNDS);
 
 	/* A plan that misses (an impossible residue for a reservation: not
 	 * a multiple of its align) holds nothing afterwards. */
-	const struct plan bad = { r64, 3, 0x1000 };
-	struct plan_holds h;
-	ok(plan_hold(&bad, &h) == 0 && h.n == 0, "a plan that cannot land holds nothing");
-	ok(plan_hold(&p64, &h) == 1, "held");
+	const struct ldplan bad = { r64, 3, 0x1000 };
+	struct ldplan_holds h;
+	ok(ldplan_hold(&bad, &h) == 0 && h.n == 0, "a plan that cannot land holds nothing");
+	ok(ldplan_hold(&p64, &h) == 1, "held");
 	unsigned nh = h.n;
 	uint64_t a0 = nh ? h.a[0] : 0, l0 = nh ? h.len[0] : 0;
-	plan_release(&h);
+	ldplan_release(&h);
 	ok(h.n == 0 && (!nh || unmapped(a0, l0)), "released: the %u holds are unmapped", nh);
-	const struct plan none = { r64, 0, 0 };
-	ok(plan_hold(&none, &h) == -1 && h.n == 0, "no requests: nothing to replay");
+	const struct ldplan none = { r64, 0, 0 };
+	ok(ldplan_hold(&none, &h) == -1 && h.n == 0, "no requests: nothing to replay");
 	return tap_done();
 }

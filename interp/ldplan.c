@@ -1,4 +1,4 @@
-/* Replaying ld.so's requests (see plan.h).  The kernel places each
+/* Replaying ld.so's requests (see ldplan.h).  The kernel places each
  * mmap(NULL, len) at the top of the highest gap below mmap_base that holds
  * it (and on some kernels aligns large anonymous ones to 2 MiB): the
  * replay asks the kernel itself rather than modelling it.  Holding the top
@@ -10,13 +10,13 @@
  * below its wanted start gives the same start: the plan aims at the middle
  * of that window, and ld.so's small requests that the plan did not foresee
  * (a page of its malloc, a larger ld.so.cache) move nothing. */
-#include "plan.h"
+#include "ldplan.h"
 
 #include "bits.h"
 #include "geom.h"
 #include "sys.h"
 
-#define PLAN_MAX_REQS 64
+#define LDPLAN_MAX_REQS 64
 
 struct stand_in {
 	uint64_t a, len;
@@ -25,7 +25,7 @@ struct stand_in {
 /* One request as ld.so makes it, PROT_NONE: where the kernel put it into
  * *m, what stays mapped (the library's span) into *s.  0 or a negative
  * errno. */
-static long request(const struct plan_req *q, uint64_t *m, struct stand_in *s)
+static long request(const struct ldplan_req *q, uint64_t *m, struct stand_in *s)
 {
 	long r = sys_mmap(0, q->len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
@@ -50,9 +50,9 @@ static long request(const struct plan_req *q, uint64_t *m, struct stand_in *s)
 /* Replays the requests and gives every stand-in back: the target's
  * landing into *m, its library's start into *start.  0 or a negative
  * errno. */
-static long replay(const struct plan *p, uint64_t *m, uint64_t *start)
+static long replay(const struct ldplan *p, uint64_t *m, uint64_t *start)
 {
-	struct stand_in s[PLAN_MAX_REQS];
+	struct stand_in s[LDPLAN_MAX_REQS];
 	unsigned k;
 	long e = 0;
 
@@ -70,38 +70,38 @@ static long replay(const struct plan *p, uint64_t *m, uint64_t *start)
 /* Where the target's reservation should land, modulo 2 MiB: its start
  * itself, or for an aligned reservation the middle of the align bytes
  * below the wanted start. */
-static uint64_t aim(const struct plan *p)
+static uint64_t aim(const struct ldplan *p)
 {
-	const struct plan_req *t = &p->req[p->n - 1];
+	const struct ldplan_req *t = &p->req[p->n - 1];
 	uint64_t below = t->align > TX_PAGE ? t->align / 2 : 0;
 
 	return (p->residue - below) & (TX_HUGE - 1);
 }
 
-int plan_hold(const struct plan *p, struct plan_holds *h)
+int ldplan_hold(const struct ldplan *p, struct ldplan_holds *h)
 {
 	uint64_t m, start, want;
 
 	h->n = 0;
-	if (p->n == 0 || p->n > PLAN_MAX_REQS)
+	if (p->n == 0 || p->n > LDPLAN_MAX_REQS)
 		return -1;
 	want = aim(p);
 	for (;;) {
 		if (replay(p, &m, &start) < 0) {
-			plan_release(h);
+			ldplan_release(h);
 			return -1;
 		}
 		if ((start & (TX_HUGE - 1)) == (p->residue & (TX_HUGE - 1)))
 			return 1;
 		uint64_t delta = tx_up((m - want) & (TX_HUGE - 1), TX_PAGE);
 		uint64_t top = m + tx_up(p->req[p->n - 1].len, TX_PAGE);
-		long r = h->n < PLAN_MAX_HOLDS && delta ? sys_mmap(top - delta, delta, PROT_NONE,
+		long r = h->n < LDPLAN_MAX_HOLDS && delta ? sys_mmap(top - delta, delta, PROT_NONE,
 					MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0)
 						: -1;
 		if (r != (long)(top - delta)) {
 			if (r >= 0) /* a kernel that took the address as a hint */
 				sys_munmap((uint64_t)r, delta);
-			plan_release(h);
+			ldplan_release(h);
 			return 0;
 		}
 		h->a[h->n] = top - delta;
@@ -109,7 +109,7 @@ int plan_hold(const struct plan *p, struct plan_holds *h)
 	}
 }
 
-void plan_release(struct plan_holds *h)
+void ldplan_release(struct ldplan_holds *h)
 {
 	while (h->n > 0) {
 		h->n--;
