@@ -262,18 +262,69 @@ static char *resolve(const char *name, const struct dyn *obj, const char *origin
 	return NULL;
 }
 
-void needed_libs(const char *prog, int (*add)(void *ctx, const char *path), void *ctx)
+/* The directories ld.so searches after an object's own paths:
+ * /etc/ld.so.conf's (what ld.so.cache is built from), then its built-in
+ * ones. */
+static void search_dirs(struct strs *dirs)
 {
-	/* ld.so's built-in directories, after /etc/ld.so.conf's. */
 	static const char *const defaults[] = {"/lib/" ARCH_MULTIARCH, "/usr/lib/" ARCH_MULTIARCH,
 					       "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
+
+	conf_dirs("/etc/ld.so.conf", 0, dirs);
+	for (size_t i = 0; i < sizeof(defaults) / sizeof(*defaults); i++)
+		if (!strs_has(dirs, defaults[i]))
+			strs_add(dirs, defaults[i]);
+}
+
+/* Whether the object open at fd names an interpreter (PT_INTERP). */
+static int has_interp(int fd)
+{
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t n = 0;
+	int yes = 0;
+
+	if (e && elf_getphdrnum(e, &n) == 0)
+		for (size_t i = 0; i < n && !yes; i++) {
+			GElf_Phdr ph;
+			yes = gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP;
+		}
+	if (e)
+		elf_end(e);
+	return yes;
+}
+
+char *needed_first(const char *prog)
+{
+	struct strs dirs = {0};
+	struct stat st;
+	struct dyn pd;
+	int fd = trust_open(prog, NULL, &st);
+	char *lib = NULL;
+
+	if (fd < 0)
+		return NULL;
+	elf_version(EV_CURRENT);
+	if (has_interp(fd)) {
+		read_dyn_fd(fd, &pd);
+		char *origin = dirname_of(prog);
+		if (pd.needed.n && origin) {
+			search_dirs(&dirs);
+			lib = resolve(pd.needed.v[0], &pd, origin, &pd, origin, &dirs);
+		}
+		free(origin);
+		dyn_free(&pd);
+		strs_free(&dirs);
+	}
+	close(fd);
+	return lib;
+}
+
+void needed_libs(const char *prog, int (*add)(void *ctx, const char *path), void *ctx)
+{
 	struct strs dirs = {0}, seen = {0}, queue = {0};
 	struct dyn pd;
 
-	conf_dirs("/etc/ld.so.conf", 0, &dirs);
-	for (size_t i = 0; i < sizeof(defaults) / sizeof(*defaults); i++)
-		if (!strs_has(&dirs, defaults[i]))
-			strs_add(&dirs, defaults[i]);
+	search_dirs(&dirs);
 	if (read_dyn(prog, &pd) < 0) {
 		strs_free(&dirs);
 		return;

@@ -1,6 +1,8 @@
-/* An image's mapped segments and dynamic section, read in memory before
- * its dynamic linker runs (origin.c, hookpoint.c). */
+/* An image's mapped segments, dynamic section and its string table, read
+ * in memory before its dynamic linker runs (origin.c, hookpoint.c,
+ * libplan.c). */
 #include "image.h"
+#include "rt.h"
 
 /* Whether [a, a + n) lies in the readable part of segment g.  A segment
  * whose file bytes end past the end of the file (file_short) is readable
@@ -52,4 +54,24 @@ Elf64_Dyn *image_dynamic(const struct image *im, int w, size_t *nd)
 		return NULL;
 	*nd = len / sizeof(Elf64_Dyn);
 	return (Elf64_Dyn *)(uintptr_t)at;
+}
+
+int image_strtab(const struct image *im, const Elf64_Dyn *d, size_t nd, struct strtab *st)
+{
+	st->at = st->size = 0;
+	for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
+		if (d[i].d_tag == DT_STRTAB)
+			st->at = d[i].d_un.d_ptr + im->bias;
+		else if (d[i].d_tag == DT_STRSZ)
+			st->size = d[i].d_un.d_val;
+	}
+	return st->at && st->size && image_holds(im, st->at, st->size, 0);
+}
+
+const char *strtab_at(const struct strtab *st, uint64_t off)
+{
+	if (off >= st->size)
+		return NULL;
+	const char *s = (const char *)(uintptr_t)(st->at + off);
+	return memchr(s, '\0', st->size - off) ? s : NULL;
 }

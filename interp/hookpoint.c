@@ -12,22 +12,14 @@ static const char *soname(const struct image *im)
 {
 	size_t nd;
 	const Elf64_Dyn *d = image_dynamic(im, 0, &nd);
-	uint64_t strtab = 0, strsz = 0, off = UINT64_MAX;
+	struct strtab st;
 
-	if (!d)
+	if (!d || !image_strtab(im, d, nd, &st))
 		return NULL;
-	for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
-		if (d[i].d_tag == DT_STRTAB)
-			strtab = d[i].d_un.d_ptr + im->bias;
-		else if (d[i].d_tag == DT_STRSZ)
-			strsz = d[i].d_un.d_val;
-		else if (d[i].d_tag == DT_SONAME)
-			off = d[i].d_un.d_val;
-	}
-	if (!strtab || off >= strsz || !image_holds(im, strtab, strsz, 0))
-		return NULL;
-	const char *s = (const char *)(uintptr_t)(strtab + off);
-	return memchr(s, '\0', strsz - off) ? s : NULL;
+	for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++)
+		if (d[i].d_tag == DT_SONAME)
+			return strtab_at(&st, d[i].d_un.d_val);
+	return NULL;
 }
 
 /* Two entries of the program's dynamic section that may name tiexec's

@@ -111,3 +111,13 @@ int image_holds(const struct image *im, uint64_t a, uint64_t n, int w);
 /* im's dynamic section in memory, when it lies inside one (writable, when
  * w) segment; its number of entries in *nd.  NULL if there is none. */
 Elf64_Dyn *image_dynamic(const struct image *im, int w, size_t *nd);
+
+/* A dynamic section's string table, in memory. */
+struct strtab {
+	uint64_t at, size;
+};
+/* The string table named by d (nd entries, im's dynamic section), when it
+ * lies inside one mapped segment of im: 1 and *st, else 0. */
+int image_strtab(const struct image *im, const Elf64_Dyn *d, size_t nd, struct strtab *st);
+/* The string at off in st, when it is NUL-terminated there; else NULL. */
+const char *strtab_at(const struct strtab *st, uint64_t off);

@@ -20,6 +20,7 @@
 #include <linux/auxvec.h>
 
 #include "arch_elf.h"
+#include "elfcheck.h"
 #include "exec.h"
 #include "origin.h"
 #include "proc.h"
@@ -34,31 +35,26 @@ static int first_needed(const struct image *prog, const char **name, const char 
 {
 	size_t nd;
 	const Elf64_Dyn *d = image_dynamic(prog, 0, &nd);
-	uint64_t strtab = 0, strsz = 0, need = UINT64_MAX, run = UINT64_MAX, rpath = UINT64_MAX;
+	const Elf64_Dyn *need = NULL, *run = NULL, *rpath = NULL;
+	struct strtab st;
 
-	if (!d)
+	if (!d || !image_strtab(prog, d, nd, &st))
 		return 0;
 	for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
-		if (d[i].d_tag == DT_STRTAB)
-			strtab = d[i].d_un.d_ptr + prog->bias;
-		else if (d[i].d_tag == DT_STRSZ)
-			strsz = d[i].d_un.d_val;
-		else if (d[i].d_tag == DT_NEEDED && need == UINT64_MAX)
-			need = d[i].d_un.d_val;
+		if (d[i].d_tag == DT_NEEDED && !need)
+			need = &d[i];
 		else if (d[i].d_tag == DT_RUNPATH)
-			run = d[i].d_un.d_val;
+			run = &d[i];
 		else if (d[i].d_tag == DT_RPATH)
-			rpath = d[i].d_un.d_val;
+			rpath = &d[i];
 	}
-	if (run == UINT64_MAX)
+	if (!run)
 		run = rpath;
-	if (!strtab || need >= strsz || !image_holds(prog, strtab, strsz, 0) ||
-	    !memchr((const char *)(uintptr_t)strtab + need, '\0', strsz - need))
-		return 0;
-	*name = (const char *)(uintptr_t)(strtab + need);
-	*path = run < strsz && memchr((const char *)(uintptr_t)strtab + run, '\0', strsz - run)
-			? (const char *)(uintptr_t)(strtab + run) : "";
-	return **name && !memchr(*name, '/', strlen(*name));
+	*name = need ? strtab_at(&st, need->d_un.d_val) : NULL;
+	*path = run ? strtab_at(&st, run->d_un.d_val) : NULL;
+	if (!*path)
+		*path = "";
+	return *name && **name && !memchr(*name, '/', strlen(*name));
 }
 
 /* dir/name into out (PATH_MAX), $ORIGIN expanded with origin; whether it
@@ -108,19 +104,17 @@ static int find_lib(const char *name, const char *path, const char *origin, char
 static int lib_request(int fd, struct ldplan_req *q, uint64_t *residue)
 {
 	/* The headers in one read where the table follows the ELF header,
-	 * as linkers put it. */
+	 * as linkers put it: the table must lie in what was read. */
 	static union {
 		Elf64_Ehdr eh;
 		unsigned char b[sizeof(Elf64_Ehdr) + PH_MAX * sizeof(Elf64_Phdr)];
 	} h;
-	const Elf64_Ehdr *eh = &h.eh;
+	Elf64_Ehdr e, *eh = &e;
 	uint64_t lo = UINT64_MAX, end = 0, align = 0, best = 0;
 	long got = sys_pread(fd, h.b, sizeof(h.b), 0);
 
-	if (got < (long)sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_phentsize != sizeof(Elf64_Phdr) || !eh->e_phnum || eh->e_phnum > PH_MAX ||
-	    eh->e_phoff > (uint64_t)got || eh->e_phnum * sizeof(Elf64_Phdr) > (uint64_t)got - eh->e_phoff ||
-	    eh->e_phoff % _Alignof(Elf64_Phdr))
+	if (got < 0 || elf_check_ehdr(h.b, (size_t)got, (uint64_t)got, eh) != ELF_OK || eh->e_type != ET_DYN ||
+	    eh->e_phnum > PH_MAX || eh->e_phoff % _Alignof(Elf64_Phdr))
 		return 0;
 	const Elf64_Phdr *ph = (const Elf64_Phdr *)(h.b + eh->e_phoff);
 	for (unsigned i = 0; i < eh->e_phnum; i++) {

@@ -340,14 +340,13 @@ static int nothing_listed(const struct exec *ex, const struct opts *o, const str
 static void plan_done(struct exec *ex)
 {
 	ldplan_release(&ex->ldp_holds);
-	if (ex->ldp.n && ex->ldp_held != 1) {
+	if (ex->ldp.n && ex->ldp_held != 1 && ex->opt.verbose) {
 		struct msg m;
 		msg_head(&m, ex->path);
 		msg_str(&m, "library '");
 		msg_str(&m, ex->ldp_lib);
 		msg_str(&m, "': not placed before ld.so mapped it (its requests could not be replayed to a 2 MiB boundary)");
-		if (ex->opt.verbose)
-			say(&m);
+		say(&m);
 	}
 }
 

@@ -174,6 +174,37 @@ stop() {
 	stop
 }
 
+# The program's first library, linked with p_align 64 KiB (every arm64
+# library GNU ld links): tiexec plans where ld.so maps it (interp/libplan.c),
+# so an entry serves every start.  tiexec-warm, given the program, makes
+# the entry for that library too (warm/warm-targets.c).
+@test "tiexec-warm PROG: its first library (p_align 64 KiB) gets an entry, which every start maps with PMDs" {
+	cp "$FIXTURES/bl-64k" "$FIXTURES/libbl-64k.so" "$C/ramfs/"
+	chmod 755 "$C/ramfs/bl-64k" "$C/ramfs/libbl-64k.so"
+	run_t "$WARM" --config "$C/warm.conf" "$C/ramfs/bl-64k"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"$C/ramfs/libbl-64k.so: "*" MiB of text in the text cache (made now, "* ]]
+	local i on=0 anon=0 pmd kb bases=
+	want=$("$C/ramfs/bl-64k" loop 100)
+	run_t "$TIEXEC" -v "$C/ramfs/bl-64k" loop 100
+	[[ "$output" == *"$want"* ]]
+	[[ "$output" == *"libbl-64k.so': "*" MiB text on 2 MiB pages (file 0.0, cache "[1-9]** ]]
+	for i in $(seq 50); do
+		start "$TIEXEC" "$C/ramfs/bl-64k"
+		pmd=$(text_kb "$pid" ShmemPmdMapped "$C/text/")
+		kb=$(text_kb "$pid" Anonymous)
+		bases+="$(awk '/libbl-64k\.so$/ { print $1; exit }' "/proc/$pid/maps") "
+		stop
+		[ "$pmd" -ge 6144 ] && [ "$kb" -lt 1024 ] && on=$((on + 1))
+	done
+	echo "the library's text from its entry on PMDs, under 1 MiB private, in $on of 50 starts" >&3
+	[ "$on" -ge 49 ]
+	[ "$(tr ' ' '\n' <<<"$bases" | sort -u | grep -c .)" -ge 48 ]
+	# Named alone, the library is not a program's first: no entry.
+	run_t "$WARM" --config "$C/warm.conf" "$FX/libbl-lld.so" "$C/ramfs/libbl-64k.so"
+	[[ "$output" == *"libbl-64k.so: skipped: glibc's ld.so places it at its p_align (64 KiB), 2 MiB-aligned about one start in 32, and tiexec plans only a program's first library: name a program that needs it first"* ]]
+}
+
 @test "a start checks one piece of the entry: RSS counts the pieces it ran, and a split entry is checked whole" {
 	warm "$C/ramfs/big" >/dev/null
 	run_peak "$C/ramfs/big" loop 1

@@ -112,6 +112,7 @@ int main(int argc, char **argv)
 	}
 	for (int i = optind; i < argc; i++)
 		add_path(w, argv[i], 1, NULL);
+	add_planned_libraries(w);
 	if (w->ntargets)
 		scan_maps(w);
 	if (w->opt.verbose && !w->opt.json)

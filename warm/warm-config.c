@@ -37,7 +37,7 @@ static int stamped(const char *path)
  * (then its own libraries are looked at too). */
 static int add_library(void *ctx, const char *path)
 {
-	return add_file(ctx, path, 0);
+	return add_file(ctx, path, 0) != NULL;
 }
 
 static void add_stamped_tree(struct warm *w, const char *dir)

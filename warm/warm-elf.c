@@ -112,20 +112,33 @@ uint64_t text_bytes(const struct elf *e, uint64_t *pieces)
 	return n;
 }
 
-const char *unplaced_library(const struct elf *e, int fd, char *why, size_t n)
+/* The largest p_align of e's PT_LOADs. */
+static uint64_t load_align(const struct elf *e)
 {
 	uint64_t align = 0;
 
 	for (unsigned i = 0; i < e->eh.e_phnum; i++)
 		if (e->ph[i].p_type == PT_LOAD && e->ph[i].p_align > align)
 			align = e->ph[i].p_align;
-	if (!library(e) || align <= TX_PAGE || align >= TX_HUGE || needed_musl(fd))
+	return align;
+}
+
+int reserved_library(const struct elf *e)
+{
+	uint64_t align = load_align(e);
+
+	return library(e) && align > TX_PAGE && align < TX_HUGE;
+}
+
+const char *unplaced_library(const struct elf *e, int fd, int planned, char *why, size_t n)
+{
+	if (planned || !reserved_library(e) || needed_musl(fd))
 		return NULL;
 	char a[24];
 	snprintf(why, n,
-		 "glibc's ld.so places it at its p_align (%s) in an address range of its own, 2 MiB-aligned about one start "
-		 "in %" PRIu64 ": an entry would serve almost no start",
-		 geom_size(align, a, sizeof(a)), (uint64_t)(TX_HUGE / align));
+		 "glibc's ld.so places it at its p_align (%s), 2 MiB-aligned about one start in %" PRIu64
+		 ", and tiexec plans only a program's first library: name a program that needs it first",
+		 geom_size(load_align(e), a, sizeof(a)), (uint64_t)(TX_HUGE / load_align(e)));
 	return why;
 }
 

@@ -85,7 +85,7 @@ static int skipped(const struct warm *w, const struct target *t, int fd, struct 
 	const char *why = NULL;
 	char unplaced[200];
 
-	if (read_elf(fd, e, &why) < 0 || (why = unplaced_library(e, fd, unplaced, sizeof(unplaced)))) {
+	if (read_elf(fd, e, &why) < 0 || (why = unplaced_library(e, fd, t->planned, unplaced, sizeof(unplaced)))) {
 		if (t->named || w->opt.verbose)
 			printf("%s: skipped: %s\n", t->path, why);
 		return 1;

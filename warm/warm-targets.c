@@ -12,12 +12,13 @@
 #include <unistd.h>
 
 #include "mapsline.h"
+#include "needed.h"
 #include "trust.h"
 #include "warm.h"
 
 /* Adds the file path names (resolved, and checked: trust.h).  Returns
- * whether it is a target (new or not). */
-int add_file(struct warm *w, const char *path, int named)
+ * its target (new or not), or NULL. */
+struct target *add_file(struct warm *w, const char *path, int named)
 {
 	char why[PATH_MAX + 64];
 	struct stat st;
@@ -26,24 +27,24 @@ int add_file(struct warm *w, const char *path, int named)
 	if (!r || lstat(r, &st) < 0) {
 		fail(w, path, "cannot read", errno);
 		free(r);
-		return 0;
+		return NULL;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		if (named)
 			printf("%s: skipped: not a regular file\n", path);
 		free(r);
-		return 0;
+		return NULL;
 	}
 	if (trust_changeable(r, why, sizeof(why))) {
 		untrusted(w, r, why);
 		free(r);
-		return 0;
+		return NULL;
 	}
 	for (size_t i = 0; i < w->ntargets; i++)
 		if (w->targets[i].dev == st.st_dev && w->targets[i].ino == st.st_ino) {
 			w->targets[i].named |= named;
 			free(r);
-			return 1;
+			return &w->targets[i];
 		}
 	struct target *t = realloc(w->targets, (w->ntargets + 1) * sizeof(*t));
 	if (!t) {
@@ -57,7 +58,36 @@ int add_file(struct warm *w, const char *path, int named)
 	t->dev = st.st_dev;
 	t->ino = st.st_ino;
 	t->named = named;
-	return 1;
+	return t;
+}
+
+/* Whether the library at path is one the loader's plan places (a
+ * reservation of its own: reserved_library). */
+static int plan_places(const char *path)
+{
+	static struct elf e;
+	const char *why;
+	struct stat st;
+	int fd = trust_open(path, NULL, &st);
+	int yes = fd >= 0 && read_elf(fd, &e, &why) == 0 && reserved_library(&e);
+
+	if (fd >= 0)
+		close(fd);
+	return yes;
+}
+
+/* The first library of every program among the targets, when the loader
+ * plans where ld.so maps it (interp/libplan.c): a target too, marked
+ * planned, so that its entry serves each start of the program. */
+void add_planned_libraries(struct warm *w)
+{
+	for (size_t i = 0, n = w->ntargets; i < n; i++) {
+		char *lib = needed_first(w->targets[i].path);
+		struct target *t = lib && plan_places(lib) ? add_file(w, lib, 0) : NULL;
+		if (t)
+			t->planned = 1;
+		free(lib);
+	}
 }
 
 static void add_tree(struct warm *w, const char *path, int named, int (*want)(const char *));

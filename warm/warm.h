@@ -39,6 +39,7 @@ struct target {
 	struct use *uses;
 	size_t nuses;
 	int named; /* given by name (not found in a directory): say why skipped */
+	int planned; /* a program's first library, placed by the loader's plan */
 };
 
 /* Files that did not fit in the text cache, for the report at the end. */
@@ -103,7 +104,8 @@ void untrusted(struct warm *w, const char *path, const char *why);
 void json_path(const char *path);
 
 /* warm-targets.c */
-int add_file(struct warm *w, const char *path, int named);
+struct target *add_file(struct warm *w, const char *path, int named);
+void add_planned_libraries(struct warm *w);
 void add_path(struct warm *w, const char *path, int named, int (*want)(const char *));
 void scan_maps(struct warm *w);
 
@@ -113,6 +115,9 @@ int elf_spans(const struct elf *e, uint64_t size, int program, struct span *sp, 
 void text_pieces(const Elf64_Phdr *p, uint64_t *lo, uint64_t *hi);
 uint64_t text_bytes(const struct elf *e, uint64_t *pieces);
 int library(const struct elf *e);
+/* A library glibc's ld.so maps into a reservation of its own: p_align
+ * above the page and below 2 MiB (GNU ld's arm64 default, 64 KiB). */
+int reserved_library(const struct elf *e);
 /* Why a library (e, open at fd) gets no use of 2 MiB pieces from the page
  * cache nor from an entry, into why[n], or NULL.  glibc's
  * ld.so (2.35+) places a library whose segments ask for an alignment
@@ -123,8 +128,9 @@ int library(const struct elf *e);
  * places a file mapping of 2 MiB or more 2 MiB-aligned (x86-64's GNU ld
  * default).  A library that needs musl's libc is musl's ld.so's, which
  * maps the file itself; any other is taken for glibc's, the distribution's
- * ld.so.  Until tiexec decides where ld.so puts libraries (#54). */
-const char *unplaced_library(const struct elf *e, int fd, char *why, size_t n);
+ * ld.so.  A program's first library is the exception (planned): the
+ * loader decides where ld.so maps it (interp/libplan.c). */
+const char *unplaced_library(const struct elf *e, int fd, int planned, char *why, size_t n);
 
 /* warm-pieces.c */
 void add_pid(int *v, unsigned *n, unsigned max, int pid);
