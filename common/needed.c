@@ -276,49 +276,6 @@ static void search_dirs(struct strs *dirs)
 			strs_add(dirs, defaults[i]);
 }
 
-/* Whether the object open at fd names an interpreter (PT_INTERP). */
-static int has_interp(int fd)
-{
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	size_t n = 0;
-	int yes = 0;
-
-	if (e && elf_getphdrnum(e, &n) == 0)
-		for (size_t i = 0; i < n && !yes; i++) {
-			GElf_Phdr ph;
-			yes = gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP;
-		}
-	if (e)
-		elf_end(e);
-	return yes;
-}
-
-char *needed_first(const char *prog)
-{
-	struct strs dirs = {0};
-	struct stat st;
-	struct dyn pd;
-	int fd = trust_open(prog, NULL, &st);
-	char *lib = NULL;
-
-	if (fd < 0)
-		return NULL;
-	elf_version(EV_CURRENT);
-	if (has_interp(fd)) {
-		read_dyn_fd(fd, &pd);
-		char *origin = dirname_of(prog);
-		if (pd.needed.n && origin) {
-			search_dirs(&dirs);
-			lib = resolve(pd.needed.v[0], &pd, origin, &pd, origin, &dirs);
-		}
-		free(origin);
-		dyn_free(&pd);
-		strs_free(&dirs);
-	}
-	close(fd);
-	return lib;
-}
-
 void needed_libs(const char *prog, int (*add)(void *ctx, const char *path), void *ctx)
 {
 	struct strs dirs = {0}, seen = {0}, queue = {0};

@@ -20,12 +20,6 @@
  * blocking and only if it is a regular file (trust.h). */
 void needed_libs(const char *prog, int (*add)(void *ctx, const char *path), void *ctx);
 
-/* The library ld.so loads first for prog, a dynamically linked program
- * (PT_INTERP): its first DT_NEEDED, found as needed_libs finds it; the
- * path as found, malloc'd.  NULL for a library, a static program, or a
- * name that is not found. */
-char *needed_first(const char *prog);
-
 /* Whether the object open at fd is one musl's ld.so loads: it needs
  * musl's libc (libc.so, or Alpine's libc.musl-ARCH.so.1). */
 int needed_musl(int fd);

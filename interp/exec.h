@@ -26,6 +26,7 @@
 #include "huge.h"
 #include "image.h"
 #include "ldplan.h"
+#include "libwalk.h"
 #include "opts.h"
 #include "rt.h"
 #include "textcache.h"
@@ -71,10 +72,10 @@ struct exec {
 	uint64_t entry;         /* ld.so's entry, or the program's */
 	const struct image *fail_im; /* a failed system call's image (load_stage < 0) */
 
-	/* libplan: where ld.so will map its first library (ldp.n 0: no plan);
-	 * final holds it (ldp_held: ldplan_hold's answer), libs gives it back. */
+	/* libplan: where ld.so will map its libraries (ldp.n 0: no plan);
+	 * final holds it (ldp_held: ldplan_hold's answer, the targets that
+	 * land), libs gives it back. */
 	struct ldplan ldp;
-	struct ldplan_req ldp_req[3];
 	struct ldplan_holds ldp_holds;
 	int ldp_held;
 	long fail_err;          /* and its negative errno */
@@ -113,7 +114,9 @@ struct exec {
 	char exe_env[PATH_MAX + 40]; /* "TIEXEC_EXE=PID:/abs/path", the hint */
 	char prog_link[PATH_MAX];   /* the program's path as /proc/PID/exe names it */
 	char path_copy[PATH_MAX];   /* the program's path: the argument strings move */
-	char ldp_lib[PATH_MAX];     /* the planned library's path (libplan) */
+	struct ldplan_req ldp_req[LDPLAN_MAX_REQS];
+	uint16_t ldp_path[LDPLAN_MAX_REQS]; /* a library request's path (walk's pool) */
+	struct walk walk;           /* ld.so's libraries (libplan) */
 };
 
 /* The stages, in the order the driver calls them.  Each file opens with

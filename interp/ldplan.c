@@ -16,8 +16,6 @@
 #include "geom.h"
 #include "sys.h"
 
-#define LDPLAN_MAX_REQS 64
-
 struct stand_in {
 	uint64_t a, len;
 };
@@ -47,72 +45,136 @@ static long request(const struct ldplan_req *q, uint64_t *m, struct stand_in *s)
 	return 0;
 }
 
-/* Replays the requests and gives every stand-in back: the target's
- * landing into *m, its library's start into *start.  0 or a negative
- * errno. */
-static long replay(const struct ldplan *p, uint64_t *m, uint64_t *start)
+/* What a replay of requests 0 to t saw: where t landed (m) and its
+ * library's start, and the top a hold for it may have: t's own top, or
+ * lower where t landed over space an earlier request held for a while (a
+ * reservation's head or tail, given back), which that request must find
+ * free again. */
+struct seen {
+	uint64_t m, start, top;
+};
+
+/* Replays requests 0 to t into *v and gives every stand-in back.  0 or a
+ * negative errno. */
+static long replay(const struct ldplan *p, unsigned t, struct seen *v)
 {
 	struct stand_in s[LDPLAN_MAX_REQS];
+	uint64_t at[LDPLAN_MAX_REQS];
 	unsigned k;
 	long e = 0;
 
-	for (k = 0; k < p->n; k++) {
-		e = request(&p->req[k], m, &s[k]);
+	for (k = 0; k <= t; k++) {
+		e = request(&p->req[k], &at[k], &s[k]);
 		if (e < 0)
 			break;
 	}
-	*start = k == p->n ? s[k - 1].a : 0;
+	if (k > t) {
+		v->m = at[t];
+		v->start = s[t].a;
+		v->top = at[t] + tx_up(p->req[t].len, TX_PAGE);
+		for (unsigned j = 0; j < t; j++) {
+			uint64_t end = at[j] + tx_up(p->req[j].len, TX_PAGE);
+			if (at[j] < v->top && end > v->m && at[j] > v->m)
+				v->top = at[j];
+		}
+	}
 	while (k-- > 0)
 		sys_munmap(s[k].a, s[k].len);
 	return e;
 }
 
-/* Where the target's reservation should land, modulo 2 MiB: its start
- * itself, or for an aligned reservation the middle of the align bytes
- * below the wanted start. */
-static uint64_t aim(const struct ldplan *p)
+/* Where target q's request should land, modulo 2 MiB: its start itself,
+ * or for an aligned reservation the middle of the align bytes below the
+ * wanted start. */
+static uint64_t aim(const struct ldplan_req *q)
 {
-	const struct ldplan_req *t = &p->req[p->n - 1];
-	uint64_t below = t->align > TX_PAGE ? t->align / 2 : 0;
+	uint64_t below = q->align > TX_PAGE ? q->align / 2 : 0;
 
-	return (p->residue - below) & (TX_HUGE - 1);
+	return (q->residue - below) & (TX_HUGE - 1);
+}
+
+static int landed(const struct ldplan_req *q, uint64_t start)
+{
+	return (start & (TX_HUGE - 1)) == (q->residue & (TX_HUGE - 1));
+}
+
+/* Holds the top delta bytes below top: whether the kernel put it there. */
+static int hold(struct ldplan_holds *h, uint64_t top, uint64_t delta)
+{
+	long r = h->n < LDPLAN_MAX_HOLDS && delta ? sys_mmap(top - delta, delta, PROT_NONE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0)
+					: -1;
+
+	if (r != (long)(top - delta)) {
+		if (r >= 0) /* a kernel that took the address as a hint */
+			sys_munmap((uint64_t)r, delta);
+		return 0;
+	}
+	h->a[h->n] = top - delta;
+	h->len[h->n++] = delta;
+	return 1;
+}
+
+/* Gives back the holds after the first n. */
+static void release_to(struct ldplan_holds *h, unsigned n)
+{
+	while (h->n > n) {
+		h->n--;
+		sys_munmap(h->a[h->n], h->len[h->n]);
+	}
+}
+
+/* Moves target t to its residue, the targets before it in place: 1, 0
+ * when it cannot be (its holds given back), or a negative errno.  A hold
+ * lies where t landed, below what any request before it used, so those
+ * land as before; it moves t down by the distance from its landing to the
+ * aim modulo 2 MiB (2 MiB more where the hold's top had to be lower). */
+static long place(const struct ldplan *p, unsigned t, struct ldplan_holds *h)
+{
+	const struct ldplan_req *q = &p->req[t];
+	unsigned before = h->n;
+	struct seen v;
+
+	for (unsigned round = 0; round < 4; round++) {
+		long e = replay(p, t, &v);
+		if (e < 0)
+			return e;
+		if (landed(q, v.start))
+			return 1;
+		uint64_t end = v.m + tx_up(q->len, TX_PAGE);
+		uint64_t shift = tx_up((v.m - aim(q)) & (TX_HUGE - 1), TX_PAGE);
+		if (shift && end - shift >= v.top)
+			shift += TX_HUGE;
+		if (!shift || !hold(h, v.top, v.top - (end - shift)))
+			break;
+	}
+	release_to(h, before);
+	return 0;
 }
 
 int ldplan_hold(const struct ldplan *p, struct ldplan_holds *h)
 {
-	uint64_t m, start, want;
+	int n = 0;
 
 	h->n = 0;
 	if (p->n == 0 || p->n > LDPLAN_MAX_REQS)
 		return -1;
-	want = aim(p);
-	for (;;) {
-		if (replay(p, &m, &start) < 0) {
-			ldplan_release(h);
+	for (unsigned t = 0; t < p->n; t++) {
+		if (!p->req[t].target)
+			continue;
+		long r = place(p, t, h);
+		if (r < 0) {
+			release_to(h, 0);
 			return -1;
 		}
-		if ((start & (TX_HUGE - 1)) == (p->residue & (TX_HUGE - 1)))
-			return 1;
-		uint64_t delta = tx_up((m - want) & (TX_HUGE - 1), TX_PAGE);
-		uint64_t top = m + tx_up(p->req[p->n - 1].len, TX_PAGE);
-		long r = h->n < LDPLAN_MAX_HOLDS && delta ? sys_mmap(top - delta, delta, PROT_NONE,
-					MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0)
-						: -1;
-		if (r != (long)(top - delta)) {
-			if (r >= 0) /* a kernel that took the address as a hint */
-				sys_munmap((uint64_t)r, delta);
-			ldplan_release(h);
-			return 0;
-		}
-		h->a[h->n] = top - delta;
-		h->len[h->n++] = delta;
+		if (r == 0)
+			break;
+		n++;
 	}
+	return n;
 }
 
 void ldplan_release(struct ldplan_holds *h)
 {
-	while (h->n > 0) {
-		h->n--;
-		sys_munmap(h->a[h->n], h->len[h->n]);
-	}
+	release_to(h, 0);
 }

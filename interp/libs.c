@@ -336,15 +336,22 @@ static int nothing_listed(const struct exec *ex, const struct opts *o, const str
 }
 
 /* The holds of the library plan given back (ld.so has mapped what it
- * loads); -v says when the plan missed. */
+ * loads); -v names the planned libraries that missed (the targets from the
+ * first that could not be held on). */
 static void plan_done(struct exec *ex)
 {
+	int landed = 0;
+
 	ldplan_release(&ex->ldp_holds);
-	if (ex->ldp.n && ex->ldp_held != 1 && ex->opt.verbose) {
+	if (!ex->opt.verbose)
+		return;
+	for (unsigned k = 0; k < ex->ldp.n; k++) {
+		if (!ex->ldp_req[k].target || landed++ < ex->ldp_held)
+			continue;
 		struct msg m;
 		msg_head(&m, ex->path);
 		msg_str(&m, "library '");
-		msg_str(&m, ex->ldp_lib);
+		msg_str(&m, walk_str(&ex->walk, ex->ldp_path[k]));
 		msg_str(&m, "': not placed before ld.so mapped it (its requests could not be replayed to a 2 MiB boundary)");
 		say(&m);
 	}

@@ -52,6 +52,11 @@ setup() {
 	cd "$D"
 }
 
+teardown() {
+	cg_remove
+	[ -z "${PW:-}" ] || rm -rf "$PW"
+}
+
 drop_cache() {
 	local f
 	for f in "$@"; do
@@ -479,4 +484,94 @@ mask() {
 	done <<<"$holds"
 	TIEXEC_CACHE= strace -f -o "$BATS_TEST_TMPDIR/st2" -e trace=mmap "$TIEXEC" --no-libs "$FIXTURES/bl-64k" loop 1 >/dev/null
 	! grep -q 'MAP_NORESERVE|MAP_FIXED_NOREPLACE' "$BATS_TEST_TMPDIR/st2" || false
+}
+
+# The residue of the first library's text start modulo 2 MiB at each of N
+# starts of CMD (bl-64k report), one per line.
+residues() {
+	local n=$1 i
+	shift
+	for i in $(seq "$n"); do
+		echo $(($("$@" report | sed -n 's/^text_begin //p') % 2097152))
+	done
+}
+
+# The same plan for an ordinary user (its own files, a 1:1 user namespace as
+# a container runs it), under MemoryDenyWriteExecute and in a memory
+# cgroup: every start puts the library at the one residue that makes its
+# text congruent to its file, where ld.so alone spreads it over 32.
+@test "the first library is planned for uid 65534 in a user namespace, under MDWE and in a memory cgroup" {
+	PW=$(mktemp -d /tmp/tiexec-plan.XXXXXX)
+	chmod 755 "$PW"
+	cp "$TIEXEC" "$FIXTURES/bl-64k" "$FIXTURES/libbl-64k.so" "$FIXTURES/mdwe" "$PW/"
+	chmod 755 "$PW"/*
+	local direct text_res
+	direct=$(residues 20 "$PW/bl-64k" | sort -u | wc -l)
+	echo "# directly: $direct distinct residues in 20 starts" >&3
+	[ "$direct" -gt 1 ]
+	# Planned, the text's residue is the one that makes it congruent to
+	# its file: the same at every start, root's as anyone's.
+	text_res=$(residues 1 "$PW/tiexec" "$PW/bl-64k")
+	run residues 20 setpriv --reuid=65534 --regid=65534 --clear-groups "$PW/tiexec" "$PW/bl-64k"
+	[ "$status" -eq 0 ]
+	same "$text_res" "$(sort -u <<<"$output")"
+	run residues 20 unshare --user --map-root-user "$PW/tiexec" "$PW/bl-64k"
+	same "$text_res" "$(sort -u <<<"$output")"
+	if "$PW/mdwe" prctl true 2>/dev/null; then
+		run residues 20 setpriv --reuid=65534 --regid=65534 --clear-groups "$PW/mdwe" prctl "$PW/tiexec" "$PW/bl-64k"
+		same "$text_res" "$(sort -u <<<"$output")"
+	else
+		echo "# no PR_SET_MDWE (Linux < 6.3): the seccomp filter instead" >&3
+	fi
+	run residues 20 setpriv --reuid=65534 --regid=65534 --clear-groups "$PW/mdwe" seccomp "$PW/tiexec" "$PW/bl-64k"
+	same "$text_res" "$(sort -u <<<"$output")"
+	cg_make $((256 << 20))
+	run residues 20 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$PW/tiexec" "$PW/bl-64k"
+	same "$text_res" "$(sort -u <<<"$output")"
+}
+
+# Libraries after the first (interp/libwalk.c): ld.so's order read from the
+# files, breadth first.  multi needs a small library first, then two large
+# ones, all linked with p_align 64 KiB; it prints, for each library's
+# executable mapping, its start less its file offset modulo 2 MiB: 0 when
+# the text is congruent to its file (where 2 MiB folios can map it).
+@test "libraries after the first, p_align 64 KiB: each large one planned in ld.so's order, every start" {
+	local f=$ROOT/tests/fixtures
+	GENTEXT_LIBFLAGS=-Wl,-z,max-page-size=0x10000 "$f/gentext.sh" "$D/pa" 8 lib 2>/dev/null
+	GENTEXT_LIBFLAGS=-Wl,-z,max-page-size=0x10000 "$f/gentext.sh" "$D/pb" 6 lib 2>/dev/null
+	printf 'int small(void) { return 1; }\n' >"$D/sm.c"
+	gcc -O2 -shared -fPIC -Wl,-z,max-page-size=0x10000 -o "$D/libsm.so" "$D/sm.c"
+	cat >"$D/multi.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+int main(void)
+{
+	char line[4096], perm[8], path[4096];
+	unsigned long lo, hi, off;
+	FILE *f = fopen("/proc/self/maps", "r");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %4095s", &lo, &hi, perm, &off, path) == 5 && perm[2] == 'x' &&
+		    (strstr(path, "/libpa.so") || strstr(path, "/libpb.so") || strstr(path, "/libsm.so")))
+			printf("%s %lu\n", strrchr(path, '/') + 1, (lo - off) % 2097152);
+	return 0;
+}
+C
+	gcc -O2 -o "$D/multi" "$D/multi.c" -L"$D" -Wl,--no-as-needed -lsm -lpa -lpb -Wl,-rpath,'$ORIGIN'
+	readelf -d "$D/multi" | grep -q 'Shared library: \[libsm.so\]'
+	local i pa=0 pb=0 out direct=0
+	for i in $(seq 20); do
+		out=$("$D/multi")
+		grep -qx 'libpa.so 0' <<<"$out" && direct=$((direct + 1))
+	done
+	for i in $(seq 50); do
+		out=$("$TIEXEC" "$D/multi")
+		grep -qx 'libpa.so 0' <<<"$out" && pa=$((pa + 1))
+		grep -qx 'libpb.so 0' <<<"$out" && pb=$((pb + 1))
+	done
+	echo "# congruent text: libpa.so $pa, libpb.so $pb of 50 starts through tiexec; libpa.so $direct of 20 directly" >&3
+	[ "$pa" -ge 49 ]
+	[ "$pb" -ge 49 ]
+	run --separate-stderr "$TIEXEC" -v "$D/multi"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *"not placed before ld.so"* ]]
 }

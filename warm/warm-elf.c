@@ -137,7 +137,7 @@ const char *unplaced_library(const struct elf *e, int fd, int planned, char *why
 	char a[24];
 	snprintf(why, n,
 		 "glibc's ld.so places it at its p_align (%s), 2 MiB-aligned about one start in %" PRIu64
-		 ", and tiexec plans only a program's first library: name a program that needs it first",
+		 ", unless tiexec plans it for a program: name the program",
 		 geom_size(load_align(e), a, sizeof(a)), (uint64_t)(TX_HUGE / load_align(e)));
 	return why;
 }

@@ -61,32 +61,52 @@ struct target *add_file(struct warm *w, const char *path, int named)
 	return t;
 }
 
-/* Whether the library at path is one the loader's plan places (a
- * reservation of its own: reserved_library). */
-static int plan_places(const char *path)
+/* The ELF headers of the file at path into e: whether read. */
+static int headers(const char *path, struct elf *e)
 {
-	static struct elf e;
 	const char *why;
 	struct stat st;
 	int fd = trust_open(path, NULL, &st);
-	int yes = fd >= 0 && read_elf(fd, &e, &why) == 0 && reserved_library(&e);
+	int ok = fd >= 0 && read_elf(fd, e, &why) == 0;
 
 	if (fd >= 0)
 		close(fd);
-	return yes;
+	return ok;
 }
 
-/* The first library of every program among the targets, when the loader
- * plans where ld.so maps it (interp/libplan.c): a target too, marked
- * planned, so that its entry serves each start of the program. */
+/* A library the loader's plan places (a reservation of its own:
+ * reserved_library): a target, marked planned.  Its own libraries are
+ * looked at too. */
+static int add_planned(void *ctx, const char *path)
+{
+	static struct elf e;
+	struct target *t = headers(path, &e) && reserved_library(&e) ? add_file(ctx, path, 0) : NULL;
+
+	if (t)
+		t->planned = 1;
+	return 1;
+}
+
+/* The libraries of every dynamically linked program among the targets
+ * whose placement the loader plans before ld.so (interp/libplan.c: p_align
+ * above the page): targets too, marked planned, so that their entries
+ * serve each start of the program.  A library planned for one program
+ * and not for another (after a large page-aligned one, where the plan
+ * stops) still gets its entry. */
 void add_planned_libraries(struct warm *w)
 {
+	static struct elf e;
+
 	for (size_t i = 0, n = w->ntargets; i < n; i++) {
-		char *lib = needed_first(w->targets[i].path);
-		struct target *t = lib && plan_places(lib) ? add_file(w, lib, 0) : NULL;
-		if (t)
-			t->planned = 1;
-		free(lib);
+		int program = 0;
+		if (!headers(w->targets[i].path, &e))
+			continue;
+		for (unsigned k = 0; k < e.eh.e_phnum; k++)
+			program |= e.ph[k].p_type == PT_INTERP;
+		char *prog = program ? strdup(w->targets[i].path) : NULL; /* add_file moves the targets */
+		if (prog)
+			needed_libs(prog, add_planned, w);
+		free(prog);
 	}
 }
 

@@ -128,8 +128,8 @@ int reserved_library(const struct elf *e);
  * places a file mapping of 2 MiB or more 2 MiB-aligned (x86-64's GNU ld
  * default).  A library that needs musl's libc is musl's ld.so's, which
  * maps the file itself; any other is taken for glibc's, the distribution's
- * ld.so.  A program's first library is the exception (planned): the
- * loader decides where ld.so maps it (interp/libplan.c). */
+ * ld.so.  A library of a program tiexec-warm is given is the exception
+ * (planned): the loader decides where ld.so maps it (interp/libplan.c). */
 const char *unplaced_library(const struct elf *e, int fd, int planned, char *why, size_t n);
 
 /* warm-pieces.c */

@@ -1,0 +1,368 @@
+/* ld.so's libraries in its order, from the files (see libwalk.h). */
+#include "libwalk.h"
+
+#include "arch_elf.h"
+#include "elfcheck.h"
+#include "image.h"
+#include "origin.h"
+#include "rt.h"
+#include "sys.h"
+
+#define PH_MAX 64
+#define DYN_MAX 512
+#define STR_MAX 1024
+
+/* s (n bytes, no NUL needed) into the pool: its offset, 0 when full. */
+static uint16_t pool_add(struct walk *w, const char *s, size_t n)
+{
+	if (n + 1 > sizeof(w->pool) - w->used)
+		return 0;
+	uint16_t at = (uint16_t)w->used;
+	memcpy(w->pool + at, s, n);
+	w->pool[at + n] = '\0';
+	w->used += (unsigned)n + 1;
+	return at;
+}
+
+static int same_str(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	return n == strlen(b) && !memcmp(a, b, n);
+}
+
+static int name_known(const struct walk *w, const char *name)
+{
+	for (unsigned i = 0; i < w->nnames; i++)
+		if (same_str(walk_str(w, w->names[i]), name))
+			return 1;
+	return 0;
+}
+
+static void name_add(struct walk *w, const char *name)
+{
+	uint16_t at = w->nnames < sizeof(w->names) / sizeof(w->names[0]) ? pool_add(w, name, strlen(name)) : 0;
+
+	if (at)
+		w->names[w->nnames++] = at;
+}
+
+/* Whether a library was found at path already (under another name). */
+static int path_known(const struct walk *w, const char *path)
+{
+	for (unsigned i = 0; i < w->n; i++)
+		if (same_str(walk_str(w, w->lib[i].path), path))
+			return 1;
+	return 0;
+}
+
+/* dir/name into out (PATH_MAX), $ORIGIN expanded with origin; whether it
+ * opens.  The descriptor into *fd. */
+static int try_dir(const char *dir, size_t dl, const char *name, const char *origin, char *out, int *fd)
+{
+	char d[PATH_MAX];
+
+	if (dl == 0 || dl >= sizeof(d))
+		return 0;
+	memcpy(d, dir, dl);
+	d[dl] = '\0';
+	if (origin_expand(d, origin, NULL) + strlen(name) + 1 > PATH_MAX)
+		return 0;
+	size_t n = origin_expand(d, origin, out) - 1;
+	out[n++] = '/';
+	memcpy(out + n, name, strlen(name) + 1);
+	*fd = (int)sys_openat(TX_AT_FDCWD, out, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0); /* a FIFO: pread fails */
+	return *fd >= 0;
+}
+
+/* name in the ':'-separated list path: whether found. */
+static int try_list(const char *path, const char *name, const char *origin, char *out, int *fd)
+{
+	for (const char *p = path; *p;) {
+		const char *e = p;
+		while (*e && *e != ':')
+			e++;
+		if (try_dir(p, (size_t)(e - p), name, origin, out, fd))
+			return 1;
+		p = *e ? e + 1 : e;
+	}
+	return 0;
+}
+
+/* The file ld.so loads for name needed by o (prog: the program's object),
+ * into out, open in *fd: 1 found in a search path, 2 in a default
+ * directory (ld.so asked ld.so.cache first), 0 not found. */
+static int find(const struct walk *w, const char *name, const struct walk_obj *o, const struct walk_obj *prog, char *out,
+		int *fd)
+{
+	static const char *const dflt[] = { "/lib/" ARCH_MULTIARCH, "/usr/lib/" ARCH_MULTIARCH, "/lib", "/usr/lib" };
+
+	if (memchr(name, '/', strlen(name)))
+		return 0;
+	if (o->rpath && o->run && try_list(walk_str(w, o->run), name, o->dir, out, fd))
+		return 1;
+	if (o != prog && prog->rpath && prog->run && !(o->run && !o->rpath) &&
+	    try_list(walk_str(w, prog->run), name, prog->dir, out, fd))
+		return 1;
+	if (!o->rpath && o->run && try_list(walk_str(w, o->run), name, o->dir, out, fd))
+		return 1;
+	for (unsigned i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++)
+		if (try_dir(dflt[i], strlen(dflt[i]), name, o->dir, out, fd))
+			return 2;
+	return 0;
+}
+
+/* The library's request as glibc makes it (_dl_map_segments) into *q:
+ * maplength, or for p_align above the page a reservation of maplength plus
+ * p_align; a target when that reservation's text then holds a whole 2 MiB
+ * piece at the residue that makes its largest text segment congruent to
+ * its file modulo 2 MiB.  Whether the headers are a library's. */
+static int lib_request(const Elf64_Phdr *ph, unsigned n, struct ldplan_req *q, uint8_t *reserve)
+{
+	uint64_t lo = UINT64_MAX, end = 0, align = 0, best = 0, tv = 0;
+
+	*q = (struct ldplan_req){ 0 };
+	for (unsigned i = 0; i < n; i++) {
+		const Elf64_Phdr *p = &ph[i];
+		if (p->p_type != PT_LOAD || !p->p_memsz)
+			continue;
+		if (lo == UINT64_MAX)
+			lo = tx_down(p->p_vaddr, TX_PAGE);
+		if (p->p_vaddr + p->p_memsz > end)
+			end = p->p_vaddr + p->p_memsz;
+		if (p->p_align > align)
+			align = p->p_align;
+		if ((p->p_flags & PF_X) && p->p_filesz > best) {
+			best = p->p_filesz;
+			q->residue = (p->p_offset - p->p_vaddr) & (TX_HUGE - 1);
+			tv = p->p_vaddr;
+		}
+	}
+	if (lo == UINT64_MAX || end <= lo)
+		return 0;
+	q->keep = end - lo;
+	q->len = q->keep;
+	*reserve = align > TX_PAGE && !(align & (align - 1));
+	if (!*reserve)
+		return 1;
+	q->align = align;
+	q->len = q->keep >= align ? q->keep + align : 2 * align;
+	/* A whole 2 MiB piece of that segment where the start is at the residue. */
+	uint64_t a = tv + q->residue, whole = tx_up(a, TX_HUGE);
+	q->target = !(q->residue & (align - 1)) && whole + TX_HUGE <= a + best;
+	return 1;
+}
+
+/* The string at off of the string table at file offset stroff (strsz
+ * bytes) into the pool: its offset, 0 when it cannot be read. */
+static uint16_t read_str(struct walk *w, int fd, uint64_t stroff, uint64_t strsz, uint64_t off)
+{
+	char b[STR_MAX];
+
+	if (off >= strsz)
+		return 0;
+	uint64_t want = strsz - off < sizeof(b) ? strsz - off : sizeof(b);
+	long got = sys_pread(fd, b, want, stroff + off);
+	const char *nul = got > 0 ? memchr(b, '\0', (size_t)got) : NULL;
+	return nul ? pool_add(w, b, (size_t)(nul - b)) : 0;
+}
+
+/* The file offset of address v, from the PT_LOAD holding it, or 0. */
+static uint64_t file_off(const Elf64_Phdr *ph, unsigned n, uint64_t v)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD && v >= ph[i].p_vaddr && v - ph[i].p_vaddr < ph[i].p_filesz)
+			return v - ph[i].p_vaddr + ph[i].p_offset;
+	return 0;
+}
+
+/* The library's dynamic section (read from fd): its DT_SONAME into the
+ * names, its DT_NEEDED names and search path into *l.  Whether read. */
+static int lib_dynamic(struct walk *w, int fd, const Elf64_Phdr *ph, unsigned n, struct walk_lib *l)
+{
+	static Elf64_Dyn d[DYN_MAX];
+	const Elf64_Phdr *dyn = NULL;
+	uint64_t strtab = 0, strsz = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (ph[i].p_type == PT_DYNAMIC)
+			dyn = &ph[i];
+	long got = dyn ? sys_pread(fd, d, dyn->p_filesz < sizeof(d) ? dyn->p_filesz : sizeof(d), dyn->p_offset) : 0;
+	if (got < (long)sizeof(d[0]))
+		return dyn == NULL; /* no dynamic section: nothing needed */
+	unsigned nd = (unsigned)((unsigned long)got / sizeof(d[0]));
+	for (unsigned i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
+		if (d[i].d_tag == DT_STRTAB)
+			strtab = file_off(ph, n, d[i].d_un.d_ptr);
+		else if (d[i].d_tag == DT_STRSZ)
+			strsz = d[i].d_un.d_val;
+	}
+	if (!strtab)
+		return 0;
+	l->need = (uint16_t)w->used;
+	for (unsigned i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
+		if (d[i].d_tag == DT_NEEDED) {
+			if (!read_str(w, fd, strtab, strsz, d[i].d_un.d_val))
+				return 0;
+			l->nneed++;
+		}
+	}
+	for (unsigned i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
+		uint16_t at = 0;
+		if (d[i].d_tag == DT_SONAME && (at = read_str(w, fd, strtab, strsz, d[i].d_un.d_val)))
+			name_add(w, walk_str(w, at));
+		else if ((d[i].d_tag == DT_RUNPATH || (d[i].d_tag == DT_RPATH && !l->run)) &&
+			 (at = read_str(w, fd, strtab, strsz, d[i].d_un.d_val))) {
+			l->run = at;
+			l->rpath = d[i].d_tag == DT_RPATH;
+		}
+	}
+	return 1;
+}
+
+/* The library open at fd, found at path: appended to the walk.  Whether
+ * its headers could be read. */
+static int add_lib(struct walk *w, int fd, const char *path, uint8_t how)
+{
+	static union {
+		Elf64_Ehdr eh;
+		unsigned char b[sizeof(Elf64_Ehdr) + PH_MAX * sizeof(Elf64_Phdr)];
+	} h;
+	struct walk_lib *l = &w->lib[w->n];
+	Elf64_Ehdr eh;
+	long got = sys_pread(fd, h.b, sizeof(h.b), 0);
+
+	/* The table in what was read, as linkers put it after the header. */
+	if (got < 0 || elf_check_ehdr(h.b, (size_t)got, (uint64_t)got, &eh) != ELF_OK || eh.e_type != ET_DYN ||
+	    eh.e_phnum > PH_MAX || eh.e_phoff % _Alignof(Elf64_Phdr))
+		return 0;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(h.b + eh.e_phoff);
+	*l = (struct walk_lib){ .how = how };
+	if (!lib_request(ph, eh.e_phnum, &l->req, &l->reserve) || !(l->path = pool_add(w, path, strlen(path))) ||
+	    !lib_dynamic(w, fd, ph, eh.e_phnum, l))
+		return 0;
+	w->n++;
+	return 1;
+}
+
+/* ld.so's answer for name, needed by o: found and loaded, found and
+ * already loaded, or 0 when the walk cannot go on.  ld.so also knows a
+ * file it loaded by its device and inode; the walk, by the path it was
+ * found at (one statx less a library; a name linked to another loaded
+ * one is rare, and costs at most the placement). */
+static int follow(struct walk *w, const char *name, const struct walk_obj *o, const struct walk_obj *prog)
+{
+	char path[PATH_MAX];
+	int fd = -1, ok;
+	int how = find(w, name, o, prog, path, &fd);
+
+	if (!how)
+		return 0;
+	ok = path_known(w, path) || (w->n < WALK_MAX && add_lib(w, fd, path, (uint8_t)how));
+	sys_close(fd);
+	if (ok)
+		name_add(w, name);
+	return ok;
+}
+
+/* The directory of path into dir (PATH_MAX). */
+static void dir_of(const char *path, char *dir)
+{
+	size_t dl = 0, n = strlen(path);
+
+	for (size_t i = 0; i < n; i++)
+		if (path[i] == '/')
+			dl = i;
+	memcpy(dir, path, dl ? dl : 1);
+	dir[dl ? dl : 1] = '\0';
+}
+
+/* The program's object: its DT_NEEDED names and search path, from its
+ * mapped image, copied into the pool.  Whether it has any. */
+static int prog_obj(struct walk *w, const struct image *prog, struct walk_obj *o)
+{
+	size_t nd;
+	const Elf64_Dyn *d = image_dynamic(prog, 0, &nd);
+	struct strtab st;
+
+	if (!d || !image_strtab(prog, d, nd, &st))
+		return 0;
+	o->need = (uint16_t)w->used;
+	for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
+		const char *s = strtab_at(&st, d[i].d_un.d_val);
+		if (d[i].d_tag == DT_NEEDED) {
+			if (!s || !pool_add(w, s, strlen(s)))
+				return 0;
+			o->nneed++;
+		}
+	}
+	for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
+		const char *s = strtab_at(&st, d[i].d_un.d_val);
+		if (s && (d[i].d_tag == DT_RUNPATH || (d[i].d_tag == DT_RPATH && !o->run)) &&
+		    (o->run = pool_add(w, s, strlen(s))))
+			o->rpath = d[i].d_tag == DT_RPATH;
+	}
+	return o->nneed > 0;
+}
+
+void libwalk_start(struct walk *w, const struct image *prog, const struct image *interp, const char *origin)
+{
+	const char *base = interp->path;
+	size_t n = strlen(origin);
+
+	w->n = w->nnames = w->left = 0;
+	w->cur = -1;
+	w->done = 0;
+	w->used = 1; /* offset 0: none */
+	w->pool[0] = '\0';
+	for (const char *p = interp->path; *p; p++)
+		if (*p == '/')
+			base = p + 1;
+	name_add(w, base);
+	memcpy(w->origin, origin, n < sizeof(w->origin) ? n + 1 : 1);
+	w->po = (struct walk_obj){ .dir = w->origin };
+	w->o = w->po;
+	if (n >= sizeof(w->origin) || !prog_obj(w, prog, &w->po)) {
+		w->done = 1;
+		return;
+	}
+	w->o = w->po;
+	w->name = w->po.need;
+	w->left = w->po.nneed;
+}
+
+/* The next object whose names to follow (the libraries in turn): whether
+ * there is one. */
+static int next_obj(struct walk *w)
+{
+	if (w->cur + 1 >= (int)w->n)
+		return 0;
+	const struct walk_lib *l = &w->lib[++w->cur];
+	dir_of(walk_str(w, l->path), w->dir);
+	w->o = (struct walk_obj){ l->need, l->nneed, l->run, l->rpath, w->dir };
+	w->name = l->need;
+	w->left = l->nneed;
+	return 1;
+}
+
+const struct walk_lib *libwalk_next(struct walk *w)
+{
+	while (!w->done) {
+		if (w->left == 0) {
+			if (!next_obj(w))
+				w->done = w->complete = 1;
+			continue;
+		}
+		const char *name = walk_str(w, w->name);
+		w->name = (uint16_t)(w->name + strlen(name) + 1);
+		w->left--;
+		if (name_known(w, name))
+			continue;
+		unsigned before = w->n;
+		if (!follow(w, name, &w->o, &w->po))
+			w->done = 1;
+		else if (w->n > before)
+			return &w->lib[before];
+	}
+	return NULL;
+}

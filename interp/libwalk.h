@@ -1,0 +1,72 @@
+/* The libraries glibc's ld.so will map for a program, in its order, read
+ * from the files before ld.so runs (libplan.c plans where they land).
+ *
+ * ld.so loads breadth first: the program's DT_NEEDED in order, then each
+ * new library's in turn (_dl_map_object_deps), skipping a name it has
+ * loaded (a name asked for, or a DT_SONAME) and a file it has loaded
+ * (here: a path it found).
+ * Each name is found as ld.so finds it, minus ld.so.cache: DT_RPATH of the
+ * object (and of the program, without DT_RUNPATH), DT_RUNPATH, with
+ * $ORIGIN; then the default directories, which is where ld.so.cache points
+ * on Debian.  The walk stops at the first name it cannot find: from there
+ * on it would not know ld.so's order (ld.so.cache naming another
+ * directory, a library that is missing).  Opens each library once to read
+ * its headers and dynamic section.  Never exits, never prints. */
+#pragma once
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "ldplan.h"
+
+#define WALK_MAX 32      /* libraries followed */
+#define WALK_POOL 16384  /* their names, search paths and paths */
+
+struct walk_lib {
+	struct ldplan_req req; /* its mmap request; target: a whole 2 MiB piece of text at req.residue */
+	uint16_t path;         /* where it was found (pool) */
+	uint16_t need, nneed;  /* its DT_NEEDED names, one after another (pool) */
+	uint16_t run;          /* its DT_RUNPATH, else DT_RPATH (pool; 0: none) */
+	uint8_t rpath;         /* run is a DT_RPATH */
+	uint8_t how;           /* 1: found in its search path; 2: in a default directory */
+	uint8_t reserve;       /* a reservation of its own (p_align above the page) */
+};
+
+/* An object whose DT_NEEDED names the walk follows: the program or a
+ * library. */
+struct walk_obj {
+	uint16_t need, nneed, run;
+	int rpath;
+	const char *dir; /* for $ORIGIN */
+};
+
+struct walk {
+	unsigned n;           /* libraries, in ld.so's order */
+	int complete;         /* every name was followed (the walk did not stop) */
+	int done;             /* no more: complete, or stopped at a name */
+	int cur;              /* the library whose names are followed (-1: the program's) */
+	struct walk_obj po, o; /* the program, and the object followed */
+	uint16_t name, left;  /* the next name of o (pool), and how many are left */
+	struct walk_lib lib[WALK_MAX];
+	uint16_t names[2 * WALK_MAX + 8]; /* names already loaded (pool) */
+	unsigned nnames;
+	unsigned used;
+	char pool[WALK_POOL];
+	char origin[PATH_MAX], dir[PATH_MAX]; /* $ORIGIN of the program, of o */
+};
+
+struct image;
+/* Starts a walk of prog's libraries in w.  origin: the program's
+ * directory for $ORIGIN; interp: ld.so's image (already loaded: its name
+ * and file). */
+void libwalk_start(struct walk *w, const struct image *prog, const struct image *interp, const char *origin);
+
+/* The next library ld.so will map, in its order, or NULL: all followed
+ * (w->complete), or a name the walk could not follow. */
+const struct walk_lib *libwalk_next(struct walk *w);
+
+/* The string at offset off of w's pool. */
+static inline const char *walk_str(const struct walk *w, uint16_t off)
+{
+	return w->pool + off;
+}
