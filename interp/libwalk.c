@@ -153,18 +153,32 @@ static int lib_request(const Elf64_Phdr *ph, unsigned n, struct ldplan_req *q, u
 	return 1;
 }
 
-/* The string at off of the string table at file offset stroff (strsz
- * bytes) into the pool: its offset, 0 when it cannot be read. */
-static uint16_t read_str(struct walk *w, int fd, uint64_t stroff, uint64_t strsz, uint64_t off)
-{
+/* What was last read of a library's string table: a library's names and
+ * search path usually lie close together (at its end), so one read
+ * serves most of them. */
+struct strwin {
+	uint64_t at, len;
 	char b[STR_MAX];
+};
 
+/* The string at off of the string table at file offset stroff (strsz
+ * bytes) into the pool: its offset, 0 when it cannot be read.  Read
+ * through win (len 0: nothing read yet). */
+static uint16_t read_str(struct walk *w, struct strwin *win, int fd, uint64_t stroff, uint64_t strsz, uint64_t off)
+{
 	if (off >= strsz)
 		return 0;
-	uint64_t want = strsz - off < sizeof(b) ? strsz - off : sizeof(b);
-	long got = sys_pread(fd, b, want, stroff + off);
-	const char *nul = got > 0 ? memchr(b, '\0', (size_t)got) : NULL;
-	return nul ? pool_add(w, b, (size_t)(nul - b)) : 0;
+	if (off < win->at || off >= win->at + win->len || !memchr(win->b + (off - win->at), '\0', win->len - (off - win->at))) {
+		/* A little before off too: names often precede the first asked. */
+		uint64_t at = off > STR_MAX / 4 ? off - STR_MAX / 4 : 0;
+		uint64_t want = strsz - at < sizeof(win->b) ? strsz - at : sizeof(win->b);
+		long got = sys_pread(fd, win->b, want, stroff + at);
+		win->at = at;
+		win->len = got > (long)(off - at) ? (uint64_t)got : 0;
+	}
+	const char *s = win->b + (off - win->at);
+	const char *nul = win->len ? memchr(s, '\0', win->len - (off - win->at)) : NULL;
+	return nul ? pool_add(w, s, (size_t)(nul - s)) : 0;
 }
 
 /* The file offset of address v, from the PT_LOAD holding it, or 0. */
@@ -181,6 +195,7 @@ static uint64_t file_off(const Elf64_Phdr *ph, unsigned n, uint64_t v)
 static int lib_dynamic(struct walk *w, int fd, const Elf64_Phdr *ph, unsigned n, struct walk_lib *l)
 {
 	static Elf64_Dyn d[DYN_MAX];
+	static struct strwin win;
 	const Elf64_Phdr *dyn = NULL;
 	uint64_t strtab = 0, strsz = 0;
 
@@ -199,20 +214,21 @@ static int lib_dynamic(struct walk *w, int fd, const Elf64_Phdr *ph, unsigned n,
 	}
 	if (!strtab)
 		return 0;
+	win.len = 0;
 	l->need = (uint16_t)w->used;
 	for (unsigned i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
 		if (d[i].d_tag == DT_NEEDED) {
-			if (!read_str(w, fd, strtab, strsz, d[i].d_un.d_val))
+			if (!read_str(w, &win, fd, strtab, strsz, d[i].d_un.d_val))
 				return 0;
 			l->nneed++;
 		}
 	}
 	for (unsigned i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
 		uint16_t at = 0;
-		if (d[i].d_tag == DT_SONAME && (at = read_str(w, fd, strtab, strsz, d[i].d_un.d_val)))
+		if (d[i].d_tag == DT_SONAME && (at = read_str(w, &win, fd, strtab, strsz, d[i].d_un.d_val)))
 			name_add(w, walk_str(w, at));
 		else if ((d[i].d_tag == DT_RUNPATH || (d[i].d_tag == DT_RPATH && !l->run)) &&
-			 (at = read_str(w, fd, strtab, strsz, d[i].d_un.d_val))) {
+			 (at = read_str(w, &win, fd, strtab, strsz, d[i].d_un.d_val))) {
 			l->run = at;
 			l->rpath = d[i].d_tag == DT_RPATH;
 		}
