@@ -345,6 +345,15 @@ static void plan_done(struct exec *ex)
 	ldplan_release(&ex->ldp_holds);
 	if (!ex->opt.verbose)
 		return;
+	if (ex->walk.stop) {
+		struct msg m;
+		msg_head(&m, ex->path);
+		msg_str(&m, "libraries from '");
+		msg_str(&m, walk_str(&ex->walk, ex->walk.stop));
+		msg_str(&m, "' on not planned before ld.so: not found where tiexec looks for it (its search path, "
+			    "the default directories), or not a library it can read");
+		say(&m);
+	}
 	for (unsigned k = 0; k < ex->ldp.n; k++) {
 		if (!ex->ldp_req[k].target || landed++ < ex->ldp_held)
 			continue;

@@ -329,6 +329,7 @@ void libwalk_start(struct walk *w, const struct image *prog, const struct image 
 	w->n = w->nnames = w->left = 0;
 	w->cur = -1;
 	w->done = 0;
+	w->stop = 0;
 	w->used = 1; /* offset 0: none */
 	w->pool[0] = '\0';
 	for (const char *p = interp->path; *p; p++)
@@ -375,8 +376,10 @@ const struct walk_lib *libwalk_next(struct walk *w)
 		if (name_known(w, name))
 			continue;
 		unsigned before = w->n;
-		if (!follow(w, name, &w->o, &w->po))
+		if (!follow(w, name, &w->o, &w->po)) {
 			w->done = 1;
+			w->stop = (uint16_t)(name - w->pool);
+		}
 		else if (w->n > before)
 			return &w->lib[before];
 	}

@@ -575,3 +575,41 @@ C
 	[ "$status" -eq 0 ]
 	[[ "$stderr" != *"not placed before ld.so"* ]]
 }
+
+# Where the walk cannot follow ld.so (a DT_NEEDED name with a '/', which
+# ld.so opens as it is), -v says from which library on nothing is planned;
+# the program runs as directly.
+@test "-v: libraries after a name the walk cannot follow are not planned, and it says which" {
+	printf 'int small(void) { return 1; }\n' >"$D/sm2.c"
+	gcc -O2 -shared -fPIC -o "$D/libsm2.so" "$D/sm2.c"
+	printf '#include <stdio.h>\nint small(void);\nint main(void) { printf("%%d\\n", small()); return 0; }\n' >"$D/slash.c"
+	(cd "$D" && gcc -O2 -o slash slash.c ./libsm2.so)
+	readelf -d "$D/slash" | grep -q 'Shared library: \[./libsm2.so\]'
+	run --separate-stderr "$TIEXEC" -v ./slash
+	[ "$status" -eq 0 ]
+	[ "$output" = 1 ]
+	[[ "$stderr" == *"libraries from './libsm2.so' on not planned before ld.so: not found where tiexec looks for it"* ]]
+}
+
+# With a plan in place (bl-64k's library is planned), what changes what
+# ld.so loads runs as directly: a preloaded new library, LD_LIBRARY_PATH,
+# an audit module (each turns planning off), a missing library (127, the
+# same message).
+@test "a planned program with LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT, or a library missing: as directly" {
+	printf 'int small(void) { return 1; }\n' >"$D/pre.c"
+	gcc -O2 -shared -fPIC -o "$D/libpre.so" "$D/pre.c"
+	local e want got
+	for e in "LD_PRELOAD=$D/libpre.so" "LD_LIBRARY_PATH=$D" "LD_AUDIT=$FIXTURES/libctor.so" "X=1"; do
+		want=$(env "$e" "$FIXTURES/bl-64k" loop 100 2>&1)
+		got=$(env "$e" "$TIEXEC" "$FIXTURES/bl-64k" loop 100 2>&1)
+		same "$want" "$got"
+	done
+	mkdir -p "$D/missing"
+	cp "$FIXTURES/bl-64k" "$D/missing/"
+	run -127 env LC_ALL=C "$D/missing/bl-64k" loop 1
+	want=$output
+	[ "$status" -eq 127 ]
+	run -127 env LC_ALL=C "$TIEXEC" "$D/missing/bl-64k" loop 1
+	[ "$status" -eq 127 ]
+	same "$want" "$output"
+}
