@@ -233,7 +233,8 @@ mask() {
 		local c m
 		c=$(awk '$1 == "ctor" && $2 == "entry" { print $3 }' <<<"$output")
 		m=$(awk '$1 == "main" && $2 == "entry" { print $3 }' <<<"$output")
-		[ -n "$c" ] && [ "$c" = "$m" ]
+		[ -n "$c" ]
+		[ "$c" = "$m" ]
 		[[ "$output" == *"start yes"* ]]
 		# With a library to place (preloaded), the same.
 		run_t env CTOR=exe LD_PRELOAD="$FIXTURES/bigtext-lib.so" "$TIEXEC" -v "$FIXTURES/$p"

@@ -434,14 +434,16 @@ stop() {
 	umount "$C/dflt"
 	quarter=$(($(sed -n 's/^MemTotal: *\([0-9]*\) kB$/\1/p' /proc/meminfo) / 4))
 	echo "cache ${kb} kB, a quarter of memory ${quarter} kB"
-	[ "$kb" -le "$quarter" ] && [ "$kb" -gt $((quarter - 2048)) ]
+	[ "$kb" -le "$quarter" ]
+	[ "$kb" -gt $((quarter - 2048)) ]
 	cg_make $((96 << 20))
 	run_t sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$WARM" --config "$S/warm.conf" "$FX/libbl-lld.so"
 	kb=$(df -k --output=size "$C/dflt" | tail -n 1)
 	umount "$C/dflt"
 	cg_remove
 	echo "in a 96 MiB cgroup: cache ${kb} kB"
-	[ "$kb" -le $((96 * 1024)) ] && [ "$kb" -ge $((64 * 1024)) ]
+	[ "$kb" -le $((96 * 1024)) ]
+	[ "$kb" -ge $((64 * 1024)) ]
 }
 
 @test "cache off in warm.conf: the page cache route as before, nothing mounted" {

@@ -82,17 +82,20 @@ roundtrip() {
 	# (With section headers made from scratch, readelf misses a .dynamic
 	# section for the dynamic segment; it says so, and goes on.)
 	run --separate-stderr readelf -n -W "$T/s/$n"
-	[ "$status" -eq 0 ] && [ -z "$(grep -v 'no .dynamic section' <<<"$stderr")" ]
+	[ "$status" -eq 0 ]
+	[ -z "$(grep -v 'no .dynamic section' <<<"$stderr")" ]
 	[[ "$output" == *"Displaying notes found in: .note.tiexec"*"tiexec               0x00000030"* ]]
 	run --separate-stderr readelf -S -W "$T/s/$n"
-	[ "$status" -eq 0 ] && [ -z "$(grep -v 'no .dynamic section' <<<"$stderr")" ]
+	[ "$status" -eq 0 ]
+	[ -z "$(grep -v 'no .dynamic section' <<<"$stderr")" ]
 	[[ "$output" =~ \]\ \.note\.tiexec\ +NOTE\ +0+\ [0-9a-f]+\ 000044\ 00\ +0\ +0\ +4 ]]
 	# readelf finds nothing new to complain about anywhere.
 	[[ "$kind" == *" noshdr "* ]] ||
 		same "$(readelf -a -W "$T/o/$n" 2>&1 >/dev/null)" "$(readelf -a -W "$T/s/$n" 2>&1 >/dev/null)"
 
 	run --separate-stderr "$STAMP" --remove "$T/s/$n"
-	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
 	cmp "$T/o/$n" "$T/s/$n"
 	no_temp_left "$T/s"
 }
@@ -434,7 +437,9 @@ refused() {
 	cp "$FIXTURES/probe-pie" "$T/plain"
 	touch -d @1000000000 "$T/plain"
 	run --separate-stderr "$STAMP" --remove "$T/plain"
-	[ "$status" -eq 0 ] && [ -z "$output" ] && [ -z "$stderr" ]
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
 	[ "$(stat -c %Y "$T/plain")" = 1000000000 ]   # not even rewritten
 }
 
@@ -558,7 +563,8 @@ refused() {
 	[ "$status" -eq 0 ]
 	no_gain_warning "$T/tiny" "$stderr"
 	[[ "$stderr" =~ \(([0-9]+)" bytes of text)" ]]
-	[ "${BASH_REMATCH[1]}" -gt 0 ] && [ "${BASH_REMATCH[1]}" -lt 1024 ]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
+	[ "${BASH_REMATCH[1]}" -lt 1024 ]
 }
 
 @test "usage: bad options, --help, --version" {
@@ -643,9 +649,11 @@ $refusal" "$(grep -v ': warning: no whole 2 MiB' <<<"$stderr")"
 	[ "$status" -eq 0 ]
 	no_gain_warning "$T/small" "$stderr"
 	run --separate-stderr "$STAMP" --round-out "$T/small"
-	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
 	run --separate-stderr "$STAMP" "$T/big"
-	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
 }
 
 @test "--dry-run: stamping and removing say what they would do and write nothing" {

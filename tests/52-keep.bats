@@ -40,7 +40,8 @@ stamped() {
 	[ "$status" -eq 0 ]
 	stamped "$T/server"
 	run "$KEEP" sync --quiet
-	[ "$status" -eq 0 ] && [ -z "$output" ]
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 
 	run "$KEEP" remove "$T/server"
 	[ "$status" -eq 0 ]

@@ -63,7 +63,8 @@ profile_copy() {
 	local base spin
 	base=$(bias "$CPID" "$file")
 	spin=$(nm "$file" | awk '$3 == "perfhot_spin" { print $1 }')
-	[ -n "$base" ] && [ -n "$spin" ]
+	[ -n "$base" ]
+	[ -n "$spin" ]
 	local hot
 	hot=$(printf '%x' $((0x$base + 0x$spin)))
 	local snap ok=

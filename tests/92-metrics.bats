@@ -166,7 +166,8 @@ node_exporter() {
 	grep -qx 'outcome loaded 2' "$T/counters"
 	grep -qE '^fallback 1 file: transparent huge pages are disabled' "$T/counters"
 	run --separate-stderr env TIEXEC_CACHE= TIEXEC_WARM="$T/warm" TIEXEC_TRACE_COUNTERS="$T/counters" "$STAT" --prometheus --output "$T/tiexec.prom"
-	[ "$status" -eq 0 ] && [ -z "$output" ]
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 	cat "$T/tiexec.prom"
 	promtool check metrics <"$T/tiexec.prom"
 	same 644 "$(stat -c %a "$T/tiexec.prom")"
@@ -257,7 +258,8 @@ EOF
 	m=$(exposure tiexec-metrics.service)
 	w=$(exposure tiexec-warm.service)
 	echo "metrics $m, warm $w"
-	[ -n "$m" ] && [ -n "$w" ]
+	[ -n "$m" ]
+	[ -n "$w" ]
 	awk -v m="$m" -v w="$w" 'BEGIN { exit !(m <= w) }'
 	for u in tiexec-metrics.service tiexec-warm.service; do
 		grep -qE '^TimeoutStartSec=[0-9]+min$' "$ROOT/packaging/systemd/$u"

@@ -177,7 +177,9 @@ rpm_files() {
 	rule=$(grep '^:tiexec:' "$BUILD/packaging/binfmt.d/tiexec.conf")
 	fmt=$BUILD/packaging/binfmts/tiexec
 	IFS=: read -r _ name type offset magic mask interp flags <<<"$rule"
-	[ "$name" = tiexec ] && [ "$type" = M ] && [ "$flags" = POF ]
+	[ "$name" = tiexec ]
+	[ "$type" = M ]
+	[ "$flags" = POF ]
 	same "package tiexec
 interpreter $interp
 magic $magic
@@ -401,7 +403,8 @@ stop_waiting() {
 		wait "$HOLD"
 		HOLD=
 		rm -rf "$fx"
-		[ -d /run/tiexec/text ] && [ ! -e /run/tiexec/kept ]
+		[ -d /run/tiexec/text ]
+		[ ! -e /run/tiexec/kept ]
 		rmdir /run/tiexec/text /run/tiexec
 		rm -f "$STATE/run-tiexec"
 	fi
@@ -698,7 +701,8 @@ after erase: 0
 	[ "$status" -eq 0 ]
 	local deb=$PKG/tiexec_*_arm64.deb trace=$PKG/tiexec-trace_*_arm64.deb d=$BATS_TEST_TMPDIR/x
 	# shellcheck disable=SC2086
-	[ -f $deb ] && [ -f $trace ]
+	[ -f $deb ]
+	[ -f $trace ]
 	# shellcheck disable=SC2086
 	[ "$(dpkg-deb -f $deb Architecture)" = arm64 ]
 	# dpkg-shlibdeps found the arm64 libraries' packages.
