@@ -265,13 +265,15 @@ int BPF_USDT(direct, const char *path, const char *reason)
 
 SEC("usdt")
 int BPF_USDT(lib, const char *path, const char *lib_path, __u64 text, __u64 huge, __u64 file,
-	     __u64 thp, __u64 hugetlb, const char *reason, __u64 cache)
+	     __u64 thp, __u64 hugetlb, const char *reason, __u64 cache, __u64 planned)
 {
 	struct tx_lib *e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
 	fill_task(&e->t, TX_EV_LIB);
 	fill_placed(&e->p, lib_path, text, huge, file, thp, hugetlb, reason, cache);
+	e->planned = (__u32)planned;
+	e->pad = 0;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

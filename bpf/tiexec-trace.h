@@ -79,6 +79,8 @@ struct tx_direct {
 struct tx_lib {
 	struct tx_task t;
 	struct tx_placed p; /* the library's */
+	__u32 planned;      /* TX_PLAN_* (interp/probes.h) */
+	__u32 pad;
 };
 
 /* The end of the libraries stage. */

@@ -93,6 +93,12 @@ static void strategy_column(char *b, size_t n, int strategy, const char *used)
 		snprintf(b, n, "%s", strategy_name((uint32_t)strategy));
 }
 
+/* What the loader's plan did for a library (interp/probes.h), or NULL. */
+static const char *planned_name(uint32_t planned)
+{
+	return planned == TX_PLAN_PLACED ? "placed before ld.so" : planned == TX_PLAN_MISSED ? "missed" : NULL;
+}
+
 static void json_libs(const struct row *r)
 {
 	const struct libs_seen *l = r->libs;
@@ -121,6 +127,11 @@ static void json_libs(const struct row *r)
 		json_u64(stdout, "thp_bytes", true, b->p.thp_bytes);
 		json_u64(stdout, "cache_bytes", true, b->p.cache_bytes);
 		json_u64(stdout, "hugetlb_bytes", true, b->p.hugetlb_bytes);
+		fputs(",\"planned\":", stdout);
+		if (planned_name(b->planned))
+			json_str(stdout, planned_name(b->planned));
+		else
+			fputs("null", stdout);
 		fputs(",\"note\":", stdout);
 		if (b->p.has_reason) {
 			snprintf(note, sizeof(note), "fallback: %.*s", TX_REASON_BYTES, b->p.reason);
@@ -177,6 +188,8 @@ static void table_libs(const struct row *r)
 		note[0] = 0;
 		if (b->p.has_reason)
 			snprintf(note, sizeof(note), "fallback: %.*s", TX_REASON_BYTES, b->p.reason);
+		else if (planned_name(b->planned))
+			snprintf(note, sizeof(note), "planned: %s", planned_name(b->planned));
 		table_line("", r, "", prog, strat, huge, small4k, "-", note);
 	}
 }

@@ -94,11 +94,41 @@ static void msg_lib(struct msg *m, const char *prog, const struct lib *b)
 	msg_str(m, "': ");
 }
 
-/* The lib probe for b: what hr placed (NULL: nothing), and why not all. */
-static void probe_lib(const char *path, const struct lib *b, const struct huge_result *hr, const char *why)
+static const char *base_name(const char *p)
+{
+	const char *b = p;
+
+	for (; *p; p++)
+		if (*p == '/')
+			b = p + 1;
+	return b;
+}
+
+/* Whether the library stage's b was planned (TX_PLAN_*): a target of the
+ * plan with its file name (the walk found /lib/..., maps may say
+ * /usr/lib/...). */
+static int plan_of(const struct exec *ex, const struct lib *b)
+{
+	int landed = 0;
+
+	for (unsigned k = 0; k < ex->ldp.n; k++) {
+		if (!ex->ldp_req[k].target)
+			continue;
+		int placed = landed++ < ex->ldp_held;
+		if (tx_streq(base_name(walk_str(&ex->walk, ex->ldp_path[k])), base_name(b->path)))
+			return placed ? TX_PLAN_PLACED : TX_PLAN_MISSED;
+	}
+	return TX_PLAN_NONE;
+}
+
+/* The lib probe for b: what hr placed (NULL: nothing), why not all, and
+ * whether it was planned. */
+static void probe_lib(const struct exec *ex, const struct lib *b, const struct huge_result *hr, const char *why)
 {
 	static const struct huge_result none;
+	const char *path = ex->prog.path;
 	uint64_t text = b->hi - b->lo;
+	long planned = plan_of(ex, b);
 
 	if (!hr)
 		hr = &none;
@@ -106,8 +136,8 @@ static void probe_lib(const char *path, const struct lib *b, const struct huge_r
 	/* In a register: as a static's field the probe's operand would be
 	 * PC-relative ("ex+N(pc)"), which libbpf (1.1) cannot read. */
 	__asm__("" : "+r"(path));
-	TX_PROBE(lib, path, b->path, text, on, hr->file, hr->thp, hr->hugetlb, why, hr->cache);
-	(void)path, (void)text, (void)on, (void)why;
+	TX_PROBE(lib, path, b->path, text, on, hr->file, hr->thp, hr->hugetlb, why, hr->cache, planned);
+	(void)path, (void)text, (void)on, (void)why, (void)planned;
 }
 
 static void report_lib(const struct exec *ex, const struct lib *b, const struct huge_result *hr)
@@ -116,7 +146,7 @@ static void report_lib(const struct exec *ex, const struct lib *b, const struct 
 	struct msg m;
 	uint64_t text = b->hi - b->lo;
 
-	probe_lib(prog, b, hr, hr->nnotes ? hr->notes[0].text : NULL);
+	probe_lib(ex, b, hr, hr->nnotes ? hr->notes[0].text : NULL);
 	if (!ex->opt.verbose)
 		return;
 	for (unsigned i = 0; i < hr->nnotes; i++) {
@@ -136,7 +166,7 @@ static int report_skip(const struct exec *ex, const struct lib *b, const char *w
 	const char *prog = ex->prog.path;
 	struct msg m;
 
-	probe_lib(prog, b, NULL, what);
+	probe_lib(ex, b, NULL, what);
 	if (!ex->opt.verbose)
 		return 1;
 	msg_lib(&m, prog, b);
@@ -336,8 +366,8 @@ static int nothing_listed(const struct exec *ex, const struct opts *o, const str
 }
 
 /* The holds of the library plan given back (ld.so has mapped what it
- * loads); -v names the planned libraries that missed (the targets from the
- * first that could not be held on). */
+ * loads); -v names the planned libraries, and which of them missed (the
+ * targets from the first that could not be held on). */
 static void plan_done(struct exec *ex)
 {
 	int landed = 0;
@@ -355,13 +385,15 @@ static void plan_done(struct exec *ex)
 		say(&m);
 	}
 	for (unsigned k = 0; k < ex->ldp.n; k++) {
-		if (!ex->ldp_req[k].target || landed++ < ex->ldp_held)
+		if (!ex->ldp_req[k].target)
 			continue;
 		struct msg m;
 		msg_head(&m, ex->path);
 		msg_str(&m, "library '");
 		msg_str(&m, walk_str(&ex->walk, ex->ldp_path[k]));
-		msg_str(&m, "': not placed before ld.so mapped it (its requests could not be replayed to a 2 MiB boundary)");
+		msg_str(&m, landed++ < ex->ldp_held
+				    ? "': planned before ld.so: it starts congruent to its file modulo 2 MiB"
+				    : "': not placed before ld.so mapped it (its requests could not be replayed to a 2 MiB boundary)");
 		say(&m);
 	}
 }

@@ -253,6 +253,7 @@ first_line() {
 	[ $(($(field huge_bytes "$lib") + $(field small_bytes "$lib"))) -eq "$(field text_bytes "$lib")" ]
 	[ $(($(field file_bytes "$lib") + $(field thp_bytes "$lib") + $(field hugetlb_bytes "$lib"))) -ge "$(field huge_bytes "$lib")" ]
 	[[ "$(field used "$lib")" == @(file|thp) ]]
+	[ "$(field planned "$lib")" = null ] # page-aligned: ld.so's own placement
 	[ "$(field note "$lib")" = null ]
 	# No libraries stage: null, not an empty list.
 	line=$(events_of pid "$(first_line "$O/off")")
@@ -260,6 +261,18 @@ first_line() {
 	[[ "$line" == *'"libs":null,"libs_us":null,"libs_note":null}' ]]
 	line=$(events_of pid "$(first_line "$O/nolibs")")
 	[[ "$line" == *'"libs":null,"libs_us":null,"libs_note":null}' ]]
+}
+
+@test "trace: a library whose placement tiexec planned before ld.so (p_align 64 KiB) says so" {
+	start_trace --json --loader "$LOADER"
+	sh -c 'echo $$; exec "$LOADER" "$1" loop 1' sh "$FIXTURES/bl-64k" >"$O/p"
+	stop_trace INT
+	local line lib
+	line=$(events_of pid "$(first_line "$O/p")")
+	lib=$(libs_of "$line")
+	echo "$lib"
+	[ "$(field path "$lib")" = "$FIXTURES/libbl-64k.so" ]
+	[ "$(field planned "$lib")" = "placed before ld.so" ]
 }
 
 @test "trace: a library mapped from the shared text cache: used cache, its bytes as cache_bytes" {
