@@ -380,8 +380,13 @@ static void plan_done(struct exec *ex)
 		msg_head(&m, ex->path);
 		msg_str(&m, "libraries from '");
 		msg_str(&m, walk_str(&ex->walk, ex->walk.stop));
-		msg_str(&m, "' on not planned before ld.so: not found where tiexec looks for it (its search path, "
-			    "the default directories), or not a library it can read");
+		if (ex->walk.stop_err) {
+			msg_str(&m, "' on not planned before ld.so: cannot open it: ");
+			msg_str(&m, tx_strerror(-ex->walk.stop_err));
+		} else {
+			msg_str(&m, "' on not planned before ld.so: not found where tiexec looks for it (its search "
+				    "path, the default directories), or not a library it can read");
+		}
 		say(&m);
 	}
 	for (unsigned k = 0; k < ex->ldp.n; k++) {

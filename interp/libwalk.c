@@ -56,9 +56,15 @@ static int path_known(const struct walk *w, const char *path)
 	return 0;
 }
 
+/* A name looked for: the descriptor of what opened, and the first reason
+ * other than its absence that a candidate did not (a negative errno). */
+struct found {
+	int fd, err;
+};
+
 /* dir/name into out (PATH_MAX), $ORIGIN expanded with origin; whether it
- * opens.  The descriptor into *fd. */
-static int try_dir(const char *dir, size_t dl, const char *name, const char *origin, char *out, int *fd)
+ * opens, into *f. */
+static int try_dir(const char *dir, size_t dl, const char *name, const char *origin, char *out, struct found *f)
 {
 	char d[PATH_MAX];
 
@@ -71,18 +77,20 @@ static int try_dir(const char *dir, size_t dl, const char *name, const char *ori
 	size_t n = origin_expand(d, origin, out) - 1;
 	out[n++] = '/';
 	memcpy(out + n, name, strlen(name) + 1);
-	*fd = (int)sys_openat(TX_AT_FDCWD, out, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0); /* a FIFO: pread fails */
-	return *fd >= 0;
+	f->fd = (int)sys_openat(TX_AT_FDCWD, out, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0); /* a FIFO: pread fails */
+	if (f->fd < 0 && f->fd != -ENOENT && f->fd != -ENOTDIR && !f->err)
+		f->err = f->fd;
+	return f->fd >= 0;
 }
 
 /* name in the ':'-separated list path: whether found. */
-static int try_list(const char *path, const char *name, const char *origin, char *out, int *fd)
+static int try_list(const char *path, const char *name, const char *origin, char *out, struct found *f)
 {
 	for (const char *p = path; *p;) {
 		const char *e = p;
 		while (*e && *e != ':')
 			e++;
-		if (try_dir(p, (size_t)(e - p), name, origin, out, fd))
+		if (try_dir(p, (size_t)(e - p), name, origin, out, f))
 			return 1;
 		p = *e ? e + 1 : e;
 	}
@@ -90,24 +98,24 @@ static int try_list(const char *path, const char *name, const char *origin, char
 }
 
 /* The file ld.so loads for name needed by o (prog: the program's object),
- * into out, open in *fd: 1 found in a search path, 2 in a default
+ * into out, open in f: 1 found in a search path, 2 in a default
  * directory (ld.so asked ld.so.cache first), 0 not found. */
 static int find(const struct walk *w, const char *name, const struct walk_obj *o, const struct walk_obj *prog, char *out,
-		int *fd)
+		struct found *f)
 {
 	static const char *const dflt[] = { "/lib/" ARCH_MULTIARCH, "/usr/lib/" ARCH_MULTIARCH, "/lib", "/usr/lib" };
 
 	if (memchr(name, '/', strlen(name)))
 		return 0;
-	if (o->rpath && o->run && try_list(walk_str(w, o->run), name, o->dir, out, fd))
+	if (o->rpath && o->run && try_list(walk_str(w, o->run), name, o->dir, out, f))
 		return 1;
 	if (o != prog && prog->rpath && prog->run && !(o->run && !o->rpath) &&
-	    try_list(walk_str(w, prog->run), name, prog->dir, out, fd))
+	    try_list(walk_str(w, prog->run), name, prog->dir, out, f))
 		return 1;
-	if (!o->rpath && o->run && try_list(walk_str(w, o->run), name, o->dir, out, fd))
+	if (!o->rpath && o->run && try_list(walk_str(w, o->run), name, o->dir, out, f))
 		return 1;
 	for (unsigned i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++)
-		if (try_dir(dflt[i], strlen(dflt[i]), name, o->dir, out, fd))
+		if (try_dir(dflt[i], strlen(dflt[i]), name, o->dir, out, f))
 			return 2;
 	return 0;
 }
@@ -269,13 +277,15 @@ static int add_lib(struct walk *w, int fd, const char *path, uint8_t how)
 static int follow(struct walk *w, const char *name, const struct walk_obj *o, const struct walk_obj *prog)
 {
 	char path[PATH_MAX];
-	int fd = -1, ok;
-	int how = find(w, name, o, prog, path, &fd);
+	struct found f = { -1, 0 };
+	int ok, how = find(w, name, o, prog, path, &f);
 
-	if (!how)
+	if (!how) {
+		w->stop_err = f.err;
 		return 0;
-	ok = path_known(w, path) || (w->n < WALK_MAX && add_lib(w, fd, path, (uint8_t)how));
-	sys_close(fd);
+	}
+	ok = path_known(w, path) || (w->n < WALK_MAX && add_lib(w, f.fd, path, (uint8_t)how));
+	sys_close(f.fd);
 	if (ok)
 		name_add(w, name);
 	return ok;
@@ -330,6 +340,7 @@ void libwalk_start(struct walk *w, const struct image *prog, const struct image 
 	w->cur = -1;
 	w->done = 0;
 	w->stop = 0;
+	w->stop_err = 0;
 	w->used = 1; /* offset 0: none */
 	w->pool[0] = '\0';
 	for (const char *p = interp->path; *p; p++)

@@ -45,6 +45,7 @@ struct walk {
 	int complete;         /* every name was followed (the walk did not stop) */
 	int done;             /* no more: complete, or stopped at a name */
 	uint16_t stop;        /* the name it stopped at (pool; 0: none) */
+	int stop_err;         /* why a candidate file did not open (-errno), or 0 */
 	int cur;              /* the library whose names are followed (-1: the program's) */
 	struct walk_obj po, o; /* the program, and the object followed */
 	uint16_t name, left;  /* the next name of o (pool), and how many are left */

@@ -620,9 +620,10 @@ C
 # (interp/libwalk.c): hostile bytes in one (its ELF header, program headers,
 # dynamic section, string table) never crash or hang tiexec.  300 mutants
 # of a small library the program needs first, a planned one after it:
-# each start ends as a direct exec of the same files does (or can: some
-# malformed libraries make ld.so end differently from start to start).
-@test "hostile libraries in ld.so's path: the walk never crashes or hangs, each start as directly" {
+# no start through tiexec ends in a signal or a timeout that a direct exec
+# of the same files does not also end in (some malformed libraries make
+# ld.so end differently from start to start, as addresses move).
+@test "hostile libraries in ld.so's path: the walk never crashes or hangs tiexec" {
 	mkdir -p "$D/fz"
 	printf 'int small(void) { return 1; }\nint other(int x) { return x + 1; }\n' >"$D/fz/mut.c"
 	gcc -O2 -shared -fPIC -Wl,-z,max-page-size=0x10000 -Wl,-soname,libmut.so -o "$D/fz/libmut.so.orig" "$D/fz/mut.c"
@@ -673,12 +674,16 @@ PY
 			timeout 10 "$D/fz/m" >/dev/null 2>&1 || want=$?
 			seen+="$want "
 		done
-		if [[ "$seen" != *" $got "* ]]; then
+		# A plan moves where things land too: through tiexec a malformed
+		# library may end in ld.so's refusal (127) where directly it
+		# crashed.  What must not happen is a crash or a hang of tiexec's
+		# own: a signal or a timeout a direct exec never ends with.
+		if [[ "$seen" != *" $got "* ]] && [ "$got" -ge 124 ]; then
 			echo "# ${f##*/}: directly$seen, through tiexec $got" >&3
 			differ=$((differ + 1))
 		fi
 	done
-	echo "# $n mutants, $differ ended differently" >&3
+	echo "# $n mutants, $differ ended in a signal or a timeout only through tiexec" >&3
 	[ "$n" -eq 300 ]
 	[ "$differ" -eq 0 ]
 }

@@ -374,7 +374,11 @@ compare_marked() {
 	off_on 'bash -c "ulimit -n 4; exec ./probe-pie x"'
 	same_both 0
 	[[ "$out" == *$'\nfds 0 1 2\n'* ]]
-	same_off "tiexec: '$M/probe-pie': $SMALL_LINE" "$err"
+	# No descriptor is left to read the libraries with, so none is
+	# planned (interp/libwalk.c), and -v says so after the loader's line.
+	local plan="tiexec: '$M/probe-pie': libraries from 'libc.so.6' on not planned before ld.so: cannot open it: Too many open files"
+	[ "$(tail -n 1 <<<"$err")" = "$plan" ]
+	same_off "tiexec: '$M/probe-pie': $SMALL_LINE" "$(grep -vxF "$plan" <<<"$err")"
 }
 
 @test "binfmt: RLIMIT_NOFILE 3: the kernel itself cannot hand over the program (SIGSEGV, documented)" {
