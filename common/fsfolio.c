@@ -41,24 +41,30 @@ static unsigned number(const char **p)
 	return v;
 }
 
-void fs_folios(int fd, struct fs_info *fi)
+void kernel_release(unsigned *major, unsigned *minor)
 {
 	static struct tx_utsname u TX_HOT;
-	static unsigned major TX_HOT, minor TX_HOT, asked TX_HOT;
-	struct tx_statfs sf;
+	static unsigned ma TX_HOT, mi TX_HOT, asked TX_HOT;
 
 	if (!asked++ && SC(__NR_uname, &u, 0, 0, 0, 0, 0) == 0) {
 		const char *p = u.release;
-		major = number(&p);
+		ma = number(&p);
 		if (*p == '.')
 			p++;
-		minor = number(&p);
+		mi = number(&p);
 	}
+	*major = ma;
+	*minor = mi;
+}
+
+void fs_folios(int fd, struct fs_info *fi)
+{
+	struct tx_statfs sf;
+
 	fi->folios = FS_FOLIOS_UNKNOWN;
 	fi->overlay = 0;
 	fi->name = "this file system";
-	fi->major = major;
-	fi->minor = minor;
+	kernel_release(&fi->major, &fi->minor);
 	if (SC(__NR_fstatfs, fd, &sf, 0, 0, 0, 0) < 0)
 		return;
 	for (unsigned i = 0; i < sizeof(known) / sizeof(known[0]); i++) {

@@ -26,6 +26,10 @@ struct fs_info {
 /* For the file open at fd. */
 void fs_folios(int fd, struct fs_info *fi);
 
+/* The kernel's release, major and minor (uname, asked once); 0.0 when it
+ * cannot be read. */
+void kernel_release(unsigned *major, unsigned *minor);
+
 /* Whether the file open at fd lives on a tmpfs (the text cache's home). */
 int fs_is_tmpfs(int fd);
 

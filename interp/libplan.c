@@ -11,19 +11,23 @@
  * library missed.  Never exits, never prints.
  *
  * Planned: every library linked with p_align above the page (every arm64
- * library GNU ld links) whose text holds a whole 2 MiB piece.  glibc maps
+ * library GNU ld links) whose text holds a whole 2 MiB piece, and, on a
+ * kernel that does not align file mappings (before 5.18), every
+ * page-aligned one too (x86-64's, placed at random there).  glibc maps
  * it 64 KiB-aligned in a reservation of its own, 2 MiB-aligned about one
  * start in 32; its alignment forgives ld.so's small requests the plan did
  * not foresee (the pages of its malloc), which the plan aims to absorb.
  * Requests: ld.so's first malloc page, ld.so.cache before the first
  * library it looks up there, and each library's mapping in ld.so's order.
- * A file mapping of 2 MiB or more ends the targets: the kernel may align
- * it where an anonymous stand-in would not land.  Where the walk or
+ * From 5.18 a page-aligned file mapping of 2 MiB or more ends the
+ * targets: the kernel aligns it, where an anonymous stand-in would not
+ * land.  Where the walk or
  * ld.so.cache differs from ld.so, the plan misses, which costs only the
  * placement. */
 #include <linux/auxvec.h>
 
 #include "exec.h"
+#include "fsfolio.h"
 #include "proc.h"
 #include "sys.h"
 
@@ -58,20 +62,34 @@ static void origin_of(const char *path, char *dir, size_t n)
 	dir[dl ? dl : 1] = '\0';
 }
 
+/* Whether this kernel places a file mapping of 2 MiB or more 2 MiB-aligned
+ * (thp_get_unmapped_area for every file, not only DAX: Linux 5.18), where
+ * an anonymous stand-in would land elsewhere. */
+static int kernel_aligns_files(void)
+{
+	unsigned major, minor;
+
+	kernel_release(&major, &minor);
+	return major == 0 || major > 5 || (major == 5 && minor >= 18);
+}
+
 /* The requests for the libraries the walk finds into q (LDPLAN_MAX_REQS),
  * their paths' pool offsets into path: how many, up to the last target
- * (0: no target).  The walk stops at a file mapping of 2 MiB or more: no
- * target after it. */
+ * (0: no target).  A page-aligned library of 2 MiB or more is mapped by
+ * ld.so from its file: on a kernel that aligns such mappings the kernel
+ * places it (2 MiB-aligned, congruent where its text is) and the walk
+ * stops there, no target after it; on an older one (5.10) it lands where
+ * an anonymous stand-in does, at random, and is planned like the rest. */
 static unsigned requests(struct walk *w, struct ldplan_req *q, uint16_t *path)
 {
 	const struct walk_lib *l;
 	unsigned k = 0, last = 0;
-	int cache = 0;
+	int cache = 0, aligns = kernel_aligns_files();
 
 	q[k++] = (struct ldplan_req){ .len = RTLD_MALLOC_PAGE };
 	while (k + 2 <= LDPLAN_MAX_REQS && (l = libwalk_next(w))) {
 		struct statx sx;
-		if (!l->reserve && l->req.len >= TX_HUGE)
+		if (!l->reserve && l->req.len >= TX_HUGE && aligns)
 			break;
 		if (l->how == 2 && !cache++ &&
 		    sys_statx(TX_AT_FDCWD, "/etc/ld.so.cache", 0, STATX_SIZE, &sx) == 0 && sx.stx_size)

@@ -122,9 +122,10 @@ static int find(const struct walk *w, const char *name, const struct walk_obj *o
 
 /* The library's request as glibc makes it (_dl_map_segments) into *q:
  * maplength, or for p_align above the page a reservation of maplength plus
- * p_align; a target when that reservation's text then holds a whole 2 MiB
- * piece at the residue that makes its largest text segment congruent to
- * its file modulo 2 MiB.  Whether the headers are a library's. */
+ * p_align; a target when its text then holds a whole 2 MiB piece at the
+ * residue that makes its largest text segment congruent to its file
+ * modulo 2 MiB (a reservation's residue a multiple of its p_align).
+ * Whether the headers are a library's. */
 static int lib_request(const Elf64_Phdr *ph, unsigned n, struct ldplan_req *q, uint8_t *reserve)
 {
 	uint64_t lo = UINT64_MAX, end = 0, align = 0, best = 0, tv = 0;
@@ -151,13 +152,13 @@ static int lib_request(const Elf64_Phdr *ph, unsigned n, struct ldplan_req *q, u
 	q->keep = end - lo;
 	q->len = q->keep;
 	*reserve = align > TX_PAGE && !(align & (align - 1));
-	if (!*reserve)
-		return 1;
-	q->align = align;
-	q->len = q->keep >= align ? q->keep + align : 2 * align;
+	if (*reserve) {
+		q->align = align;
+		q->len = q->keep >= align ? q->keep + align : 2 * align;
+	}
 	/* A whole 2 MiB piece of that segment where the start is at the residue. */
 	uint64_t a = tv + q->residue, whole = tx_up(a, TX_HUGE);
-	q->target = !(q->residue & (align - 1)) && whole + TX_HUGE <= a + best;
+	q->target = (!*reserve || !(q->residue & (align - 1))) && whole + TX_HUGE <= a + best;
 	return 1;
 }
 
