@@ -60,6 +60,8 @@ enum strategy {
 #define TIEXEC_POLICY_LAZY 0x2u      /* --lazy */
 #define TIEXEC_POLICY_LIBS 0x4u      /* --libs: shared libraries too (the default) */
 #define TIEXEC_POLICY_NO_LIBS 0x8u   /* --no-libs: the program's own text only */
+#define TIEXEC_POLICY_WINDOWS 0x10u   /* --windows: libc in a 2 MiB window (the default) */
+#define TIEXEC_POLICY_NO_WINDOWS 0x20u /* --no-windows: no library windows */
 
 struct tiexec_policy {
 	uint32_t version;  /* TIEXEC_POLICY_VERSION */

@@ -171,3 +171,52 @@ int textcache_layout(int efd, const Elf64_Phdr *ph, unsigned n, uint64_t *off, c
 	*why = NULL;
 	return 0;
 }
+
+/* See textcache.h: the library's segments before the first writable one, if they map the file's first
+ * bytes as they lie there (p_offset the distance from the first one's
+ * p_vaddr, the first at offset 0) and end by the writable one's first
+ * page and within 2 MiB.  0 otherwise. */
+uint64_t textcache_window_end(const Elf64_Phdr *ph, unsigned n)
+{
+	uint64_t lo = UINT64_MAX, end = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		const Elf64_Phdr *p = &ph[i];
+		if (p->p_type != PT_LOAD || !p->p_memsz)
+			continue;
+		if (lo == UINT64_MAX) {
+			lo = p->p_vaddr;
+			if (p->p_offset || lo % TX_PAGE)
+				return 0;
+		}
+		if (p->p_flags & PF_W) {
+			uint64_t top = tx_up(end, TX_PAGE);
+			return top <= tx_down(p->p_vaddr, TX_PAGE) && top - lo <= TX_HUGE ? top - lo : 0;
+		}
+		if (p->p_offset != p->p_vaddr - lo || p->p_memsz != p->p_filesz)
+			return 0;
+		end = p->p_vaddr + p->p_memsz;
+	}
+	return 0;
+}
+
+size_t textcache_window_name(const struct statx *st, char *out, size_t n)
+{
+	size_t at = textcache_name(st, out, n);
+
+	if (!at || at + sizeof(TEXTCACHE_WINDOW) > n)
+		return 0;
+	at = put(out, at, n, TEXTCACHE_WINDOW);
+	out[at] = '\0';
+	return at;
+}
+
+int textcache_windowed(const char *path)
+{
+	const char *b = path;
+
+	for (; *path; path++)
+		if (*path == '/')
+			b = path + 1;
+	return tx_streq(b, "libc.so.6");
+}

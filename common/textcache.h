@@ -42,6 +42,32 @@
  * Returns its length, or 0 if out (n bytes) is too small. */
 size_t textcache_name(const struct statx *st, char *out, size_t n);
 
+/* A library's window entry: a library whose read-only image fits in 2 MiB
+ * and is its file's first bytes (textcache_window_end) can be placed by
+ * the loader's plan so that the image ends on a 2 MiB boundary, with the
+ * rest of that 2 MiB free (interp/libplan.c).  Its window entry is then
+ * one 2 MiB page: zeros, then the file's first END bytes at offset
+ * 2 MiB - END.  The loader maps it over the window, privately: one PMD,
+ * shared by every process, for glibc's libc.  Named as the file's entry,
+ * with TEXTCACHE_WINDOW after it. */
+#define TEXTCACHE_WINDOW ".window"
+
+/* The end of the library's read-only image from its start (END above), or
+ * 0 where it has no window: its loadable segments before the first
+ * writable one must map the file's first bytes as they lie in it (the
+ * first at offset 0, each p_offset its distance from the first one's
+ * p_vaddr, nothing zero-filled) and end, page-aligned, by the writable
+ * one's first page and within 2 MiB. */
+uint64_t textcache_window_end(const Elf64_Phdr *ph, unsigned n);
+
+/* Whether the library at path gets a window: glibc's libc (libc.so.6),
+ * the one library named so far (interp/libplan.c says why). */
+int textcache_windowed(const char *path);
+
+/* The window entry's name for a file with identity st (see
+ * textcache_name); its length, or 0 if out is too small. */
+size_t textcache_window_name(const struct statx *st, char *out, size_t n);
+
 /* Why dir cannot be trusted (see above), or NULL. */
 const char *textcache_dir_untrusted(const char *dir);
 

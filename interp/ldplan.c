@@ -124,12 +124,14 @@ static void release_to(struct ldplan_holds *h, unsigned n)
 	}
 }
 
-/* Moves target t to its residue, the targets before it in place: 1, 0
- * when it cannot be (its holds given back), or a negative errno.  A hold
- * lies where t landed, below what any request before it used, so those
- * land as before; it moves t down by the distance from its landing to the
- * aim modulo 2 MiB (2 MiB more where the hold's top had to be lower). */
-static long place(const struct ldplan *p, unsigned t, struct ldplan_holds *h)
+/* Moves target t to its residue, the targets before it in place: 1 with
+ * its start in *start, 0 when it cannot be (its holds given back), or a
+ * negative errno.  A hold lies where t landed, below what any request
+ * before it used, so those land as before; it moves t down by the
+ * distance from its landing to the aim modulo 2 MiB (2 MiB more where the
+ * hold's top had to be lower).  A window target's below bytes are held
+ * too, so that nothing ld.so maps later lands in its window. */
+static long place(const struct ldplan *p, unsigned t, struct ldplan_holds *h, uint64_t *start)
 {
 	const struct ldplan_req *q = &p->req[t];
 	unsigned before = h->n;
@@ -139,8 +141,12 @@ static long place(const struct ldplan *p, unsigned t, struct ldplan_holds *h)
 		long e = replay(p, t, &v);
 		if (e < 0)
 			return e;
-		if (landed(q, v.start))
+		if (landed(q, v.start)) {
+			if (q->below && !hold(h, v.start, q->below))
+				break;
+			*start = v.start;
 			return 1;
+		}
 		uint64_t end = v.m + tx_up(q->len, TX_PAGE);
 		uint64_t shift = tx_up((v.m - aim(q)) & (TX_HUGE - 1), TX_PAGE);
 		if (shift && end - shift >= v.top)
@@ -162,7 +168,7 @@ int ldplan_hold(const struct ldplan *p, struct ldplan_holds *h)
 	for (unsigned t = 0; t < p->n; t++) {
 		if (!p->req[t].target)
 			continue;
-		long r = place(p, t, h);
+		long r = place(p, t, h, &h->start[n]);
 		if (r < 0) {
 			release_to(h, 0);
 			return -1;

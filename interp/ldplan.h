@@ -14,13 +14,16 @@
  * (_dl_map_segments asks for its span plus p_align, maps the library at
  * the reservation's start aligned up to p_align and gives the rest back);
  * keep is then the library's own span.  A target's library start is
- * wanted at residue modulo 2 MiB. */
+ * wanted at residue modulo 2 MiB; a window target's (below non-zero) also
+ * with the below bytes under it held, so that the 2 MiB-aligned window
+ * from there holds the library's read-only image and nothing else. */
 struct ldplan_req {
 	uint64_t len;
 	uint64_t align;
 	uint64_t keep;
 	uint64_t residue;
 	int target;
+	uint64_t below;
 };
 
 struct ldplan {
@@ -28,10 +31,12 @@ struct ldplan {
 	unsigned n;
 };
 
-/* The address space held (PROT_NONE) while ld.so runs. */
+/* The address space held (PROT_NONE) while ld.so runs, and where each
+ * target that lands as planned starts (in the order of the targets). */
 struct ldplan_holds {
 	unsigned n;
 	uint64_t a[LDPLAN_MAX_HOLDS], len[LDPLAN_MAX_HOLDS];
+	uint64_t start[LDPLAN_MAX_REQS];
 };
 
 /* Replays p on the kernel with PROT_NONE stand-ins, given back each time,

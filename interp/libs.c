@@ -21,6 +21,7 @@
 #include "exec.h"
 #include "huge.h"
 #include "libfind.h"
+#include "libwindow.h"
 #include "probes.h"
 #include "proc.h"
 #include "report.h"
@@ -366,15 +367,26 @@ static int nothing_listed(const struct exec *ex, const struct opts *o, const str
 }
 
 /* The holds of the library plan given back (ld.so has mapped what it
- * loads); -v names the planned libraries, and which of them missed (the
- * targets from the first that could not be held on). */
+ * loads), and each window target that landed mapped from its window entry
+ * (libwindow.h); -v names the planned libraries, and which of them missed
+ * (the targets from the first that could not be held on). */
 static void plan_done(struct exec *ex)
 {
+	const char *wwhy[LDPLAN_MAX_REQS];
 	int landed = 0;
 
 	ldplan_release(&ex->ldp_holds);
+	for (unsigned k = 0; k < ex->ldp.n; k++) {
+		if (!ex->ldp_req[k].target)
+			continue;
+		if (landed < ex->ldp_held && ex->ldp_req[k].below)
+			wwhy[k] = libwindow_map(ex->cache_dir, walk_str(&ex->walk, ex->ldp_path[k]),
+						ex->ldp_holds.start[landed], ex->ldp_req[k].below);
+		landed++;
+	}
 	if (!ex->opt.verbose)
 		return;
+	landed = 0;
 	if (ex->walk.stop) {
 		struct msg m;
 		msg_head(&m, ex->path);
@@ -396,9 +408,20 @@ static void plan_done(struct exec *ex)
 		msg_head(&m, ex->path);
 		msg_str(&m, "library '");
 		msg_str(&m, walk_str(&ex->walk, ex->ldp_path[k]));
-		msg_str(&m, landed++ < ex->ldp_held
-				    ? "': planned before ld.so: it starts congruent to its file modulo 2 MiB"
-				    : "': not placed before ld.so mapped it (its requests could not be replayed to a 2 MiB boundary)");
+		if (landed++ >= ex->ldp_held)
+			msg_str(&m, "': not placed before ld.so mapped it (its requests could not be replayed to a 2 MiB "
+				    "boundary)");
+		else if (ex->ldp_req[k].below && !wwhy[k])
+			msg_str(&m, "': planned before ld.so: its read-only image in a 2 MiB window of its own, mapped "
+				    "from the text cache: one 2 MiB page shared by every process (its headers and read-only "
+				    "data executable)");
+		else if (ex->ldp_req[k].below) {
+			msg_str(&m, "': planned before ld.so: its read-only image in a 2 MiB window of its own, left as "
+				    "ld.so mapped it: ");
+			msg_str(&m, wwhy[k]);
+		}
+		else
+			msg_str(&m, "': planned before ld.so: it starts congruent to its file modulo 2 MiB");
 		say(&m);
 	}
 }

@@ -7,6 +7,7 @@
 #include "origin.h"
 #include "rt.h"
 #include "sys.h"
+#include "textcache.h"
 
 #define PH_MAX 64
 #define DYN_MAX 512
@@ -263,6 +264,7 @@ static int add_lib(struct walk *w, int fd, const char *path, uint8_t how)
 		return 0;
 	const Elf64_Phdr *ph = (const Elf64_Phdr *)(h.b + eh.e_phoff);
 	*l = (struct walk_lib){ .how = how };
+	l->ro_end = textcache_window_end(ph, eh.e_phnum);
 	if (!lib_request(ph, eh.e_phnum, &l->req, &l->reserve) || !(l->path = pool_add(w, path, strlen(path))) ||
 	    !lib_dynamic(w, fd, ph, eh.e_phnum, l))
 		return 0;

@@ -30,6 +30,9 @@ struct walk_lib {
 	uint8_t rpath;         /* run is a DT_RPATH */
 	uint8_t how;           /* 1: found in its search path; 2: in a default directory */
 	uint8_t reserve;       /* a reservation of its own (p_align above the page) */
+	uint64_t ro_end;       /* its read-only image's end, from its start, where
+				* that image is its file's first bytes and fits
+				* a 2 MiB window (0: not so) */
 };
 
 /* An object whose DT_NEEDED names the walk follows: the program or a

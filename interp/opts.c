@@ -14,6 +14,7 @@ void opts_default(struct opts *o)
 	o->lazy = 0;
 	o->round_out = 0;
 	o->libs = 1;
+	o->windows = 1;
 	o->min_text = TX_HUGE;
 	o->help = o->version = 0;
 	o->step_aside = 0;
@@ -31,6 +32,8 @@ void opts_merge(struct opts *dst, const struct opts *src)
 		dst->lazy = src->lazy;
 	if (src->set & OPT_LIBS)
 		dst->libs = src->libs;
+	if (src->set & OPT_WINDOWS)
+		dst->windows = src->windows;
 	if (src->set & OPT_ROUND_OUT)
 		dst->round_out = src->round_out;
 	if (src->set & OPT_MIN_TEXT)
@@ -51,6 +54,8 @@ enum opts_note_err opts_note(struct opts *o, const void *desc, size_t len)
 	}
 	if ((p.flags & TIEXEC_POLICY_LIBS) && (p.flags & TIEXEC_POLICY_NO_LIBS))
 		return OPT_NOTE_BAD;
+	if ((p.flags & TIEXEC_POLICY_WINDOWS) && (p.flags & TIEXEC_POLICY_NO_WINDOWS))
+		return OPT_NOTE_BAD;
 	if (p.strategy != TIEXEC_UNSET32) {
 		o->strategy = (enum strategy)p.strategy;
 		o->set |= OPT_STRATEGY;
@@ -70,6 +75,10 @@ enum opts_note_err opts_note(struct opts *o, const void *desc, size_t len)
 	if (p.flags & (TIEXEC_POLICY_LIBS | TIEXEC_POLICY_NO_LIBS)) {
 		o->libs = (p.flags & TIEXEC_POLICY_LIBS) != 0;
 		o->set |= OPT_LIBS;
+	}
+	if (p.flags & (TIEXEC_POLICY_WINDOWS | TIEXEC_POLICY_NO_WINDOWS)) {
+		o->windows = (p.flags & TIEXEC_POLICY_WINDOWS) != 0;
+		o->set |= OPT_WINDOWS;
 	}
 	return OPT_NOTE_OK;
 }
@@ -94,6 +103,9 @@ enum opts_env_err opts_env(struct opts *o, const char *e)
 	} else if ((v = tx_skip(e, "LIBS="))) {
 		o->libs = opts_bool(v);
 		o->set |= OPT_LIBS;
+	} else if ((v = tx_skip(e, "WINDOWS="))) {
+		o->windows = opts_bool(v);
+		o->set |= OPT_WINDOWS;
 	} else if ((v = tx_skip(e, "ROUND_OUT="))) {
 		o->round_out = opts_bool(v);
 		o->set |= OPT_ROUND_OUT;
@@ -156,6 +168,9 @@ int opts_argv(struct opts *o, int argc, char **argv, const char **bad, const cha
 		} else if (tx_streq(a, "--libs") || tx_streq(a, "--no-libs")) {
 			o->libs = a[2] == 'l';
 			o->set |= OPT_LIBS;
+		} else if (tx_streq(a, "--windows") || tx_streq(a, "--no-windows")) {
+			o->windows = a[2] == 'w';
+			o->set |= OPT_WINDOWS;
 		} else if (tx_streq(a, "-h") || tx_streq(a, "--help")) {
 			o->help = 1;
 		} else if (tx_streq(a, "--version")) {

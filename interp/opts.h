@@ -15,6 +15,7 @@ struct opts {
 	int lazy;
 	int round_out;
 	int libs; /* shared libraries' text too (the stage after ld.so, libs.c) */
+	int windows; /* libc's read-only image in a 2 MiB window of its own (libplan.c) */
 	uint64_t min_text;
 	int help, version;
 	int step_aside; /* --step-aside: a debugger's exec-wrapper (launch.c) */
@@ -28,6 +29,7 @@ struct opts {
 #define OPT_ROUND_OUT 0x8u
 #define OPT_MIN_TEXT 0x10u
 #define OPT_LIBS 0x20u
+#define OPT_WINDOWS 0x40u
 
 /* Copies the fields src has set over dst. */
 void opts_merge(struct opts *dst, const struct opts *src);

@@ -19,11 +19,14 @@ char *policy_format(const struct tiexec_policy *p, char *buf, size_t len)
 
 	if (p->min_text != TIEXEC_UNSET64)
 		size_format(p->min_text, size, sizeof(size));
-	snprintf(buf, len, "strategy=%s min-text=%s round-out=%s lazy=%s%s",
+	snprintf(buf, len, "strategy=%s min-text=%s round-out=%s lazy=%s%s%s",
 		 strategy_name(p->strategy), size,
 		 p->flags & TIEXEC_POLICY_ROUND_OUT ? "yes" : "no",
 		 p->flags & TIEXEC_POLICY_LAZY ? "yes" : "no",
-		 p->flags & TIEXEC_POLICY_LIBS ? " libs=yes" : p->flags & TIEXEC_POLICY_NO_LIBS ? " libs=no" : "");
+		 p->flags & TIEXEC_POLICY_LIBS ? " libs=yes" : p->flags & TIEXEC_POLICY_NO_LIBS ? " libs=no" : "",
+		 p->flags & TIEXEC_POLICY_WINDOWS	   ? " windows=yes"
+		 : p->flags & TIEXEC_POLICY_NO_WINDOWS ? " windows=no"
+						       : "");
 	return buf;
 }
 

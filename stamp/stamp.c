@@ -37,6 +37,9 @@ static const char usage[] =
 	"      --round-out        also cover the unaligned head and tail of the text\n"
 	"      --lazy             do not fault the text in at start\n"
 	"      --libs, --no-libs  shared libraries' text too (tiexec's default), or not\n"
+	"      --windows, --no-windows\n"
+	"                         libc's read-only image in a 2 MiB window of its own\n"
+	"                         (tiexec's default; x86-64: its rodata executable), or not\n"
 	"\n"
 	"      --dry-run          say what would be done, change nothing\n"
 	"      --force            stamp a file a package manager owns, or a shared\n"
@@ -270,6 +273,11 @@ static int policy_option(int c, const char *arg, struct args *a)
 			       : bad_usage("--min-text: '%s': not a size such as 4M or 2097152", arg);
 	case 'r': a->want.flags |= TIEXEC_POLICY_ROUND_OUT; return 0;
 	case 'z': a->want.flags |= TIEXEC_POLICY_LAZY; return 0;
+	case 'W': /* --windows, --no-windows */
+	case 'O':
+		a->want.flags &= ~(TIEXEC_POLICY_WINDOWS | TIEXEC_POLICY_NO_WINDOWS);
+		a->want.flags |= c == 'W' ? TIEXEC_POLICY_WINDOWS : TIEXEC_POLICY_NO_WINDOWS;
+		return 0;
 	default: /* 'L' --libs, 'N' --no-libs */
 		a->want.flags &= ~(TIEXEC_POLICY_LIBS | TIEXEC_POLICY_NO_LIBS);
 		a->want.flags |= c == 'L' ? TIEXEC_POLICY_LIBS : TIEXEC_POLICY_NO_LIBS;
@@ -289,6 +297,8 @@ static int parse_options(int argc, char **argv, struct args *a)
 		{ "lazy", no_argument, NULL, 'z' },
 		{ "libs", no_argument, NULL, 'L' },
 		{ "no-libs", no_argument, NULL, 'N' },
+		{ "windows", no_argument, NULL, 'W' },
+		{ "no-windows", no_argument, NULL, 'O' },
 		{ "check", no_argument, NULL, O_CHECK },
 		{ "remove", no_argument, NULL, O_REMOVE },
 		{ "dry-run", no_argument, NULL, O_DRY_RUN },
@@ -304,7 +314,7 @@ static int parse_options(int argc, char **argv, struct args *a)
 	/* Long options only: the policy letters above are not short ones. */
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 's': case 'm': case 'r': case 'z': case 'L': case 'N':
+		case 's': case 'm': case 'r': case 'z': case 'L': case 'N': case 'W': case 'O':
 			if ((r = policy_option(c, optarg, a)) != 0)
 				return -(r + 1);
 			break;

@@ -5,6 +5,7 @@
 # file gets its own cache under /run (root-owned, as the loader demands),
 # mounted by tiexec-warm and unmounted again in teardown_file.
 
+bats_require_minimum_version 1.5.0
 load test_helper
 
 WARM=$BUILD/warm/tiexec-warm
@@ -62,10 +63,18 @@ warm() {
 }
 
 # text_kb PID FIELD [PART]: FIELD (kB) summed over PID's executable mappings
-# whose line contains PART.
+# whose line contains PART, libc's window entry aside (window_kb).
 text_kb() {
 	awk -v f="$2:" -v p="${3:-}" '
-		/^[0-9a-f]+-[0-9a-f]+ / { x = substr($2, 3, 1) == "x" && index($0, p) > 0; next }
+		/^[0-9a-f]+-[0-9a-f]+ / { x = substr($2, 3, 1) == "x" && index($0, p) > 0 && index($0, ".window") == 0; next }
+		x && $1 == f { kb += $2 }
+		END { print kb + 0 }' "/proc/$1/smaps"
+}
+
+# window_kb PID FIELD: FIELD (kB) of PID's mapping of libc's window entry.
+window_kb() {
+	awk -v f="$2:" '
+		/^[0-9a-f]+-[0-9a-f]+ / { x = index($0, ".window") > 0; next }
 		x && $1 == f { kb += $2 }
 		END { print kb + 0 }' "/proc/$1/smaps"
 }
@@ -166,9 +175,10 @@ stop() {
 	start "$TIEXEC" "$C/ramfs/big"
 	[ "$(text_kb "$pid" Anonymous)" -eq 0 ]
 	[ "$(text_kb "$pid" ShmemPmdMapped "$C/text/")" -eq $((62 * 1024)) ]
-	# tiexec-stat names the cache's share.
+	# tiexec-stat names the cache's share: the program's 62 MiB and
+	# libc's window (made by the same warm: the program needs libc).
 	run "$STAT" --json "$pid"
-	[[ "$output" == *'"cache_kb":63488}'* ]]
+	[[ "$output" == *'"cache_kb":65536}'* ]]
 	run "$STAT" "$pid"
 	[[ "$output" == *"(text cache)"* ]]
 	stop
@@ -304,17 +314,21 @@ stop() {
 			sleep 0.05
 		done
 	done
-	anon=0 pmd=0
+	anon=0 pmd=0 win=0
 	for p in "${pids[@]}"; do
 		anon=$((anon + $(text_kb "$p" Anonymous)))
 		pmd=$((pmd + $(text_kb "$p" ShmemPmdMapped "$C/text/")))
+		win=$((win + $(window_kb "$p" ShmemPmdMapped)))
 	done
 	after=$(used)
 	exec {hold}>&-
 	for p in "${pids[@]}"; do wait "$p"; done
-	echo "anonymous text ${anon} kB, PMD-mapped ${pmd} kB, the cache grew $((after - before)) kB" >&2
+	echo "anonymous text ${anon} kB, PMD-mapped ${pmd} kB, libc's windows ${win} kB, the cache grew $((after - before)) kB" >&2
 	[ "$anon" -eq 0 ]
 	[ "$pmd" -eq $((20 * 62 * 1024)) ]
+	# libc's read-only image too, from its window entry (made by the
+	# same warm: the program needs libc): one PMD in each.
+	[ "$win" -eq $((20 * 2048)) ]
 	[ "$after" -eq "$before" ] # the entry was there before: nothing per process
 }
 
@@ -414,7 +428,7 @@ stop() {
 	run_t "$WARM" --config "$S/warm.conf" "$FX/libbl-lld.so" "$C/ramfs/big"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"the text cache is full (raise cache-size); not cached, biggest first: $C/ramfs/big (64.0 MiB), $FX/libbl-lld.so (16.0 MiB)"* ]]
-	[ -z "$(ls "$C/tiny")" ] # no partial entry
+	[ -z "$(ls "$C/tiny" | grep -v '\.window')" ] # no partial entry (libc's window fit)
 	umount "$C/tiny"
 	run_t env TIEXEC_CACHE="$C/tiny" "$TIEXEC" "$C/ramfs/big" loop 1000
 	[ "$status" -eq 0 ]
@@ -454,6 +468,104 @@ stop() {
 	[ "$status" -eq 0 ]
 	# (The path itself, under /run/tiexec-cache-test.*, says "cache".)
 	[[ "$output" != *"cache:"* && "$output" != *", cache "* ]]
+}
+
+# libc's window (common/textcache.h, interp/libplan.c, interp/libwindow.c):
+# the plan puts libc where its read-only image ends on a 2 MiB boundary,
+# the rest of that 2 MiB free, and the stage after ld.so maps libc's window
+# entry there.  libc_ro_end LIBC: the end of its read-only image (its
+# writable segment's first page), from readelf.
+libc_ro_end() {
+	local v
+	v=$(readelf -lW "$1" | awk '$1 == "LOAD" && / RW / && !v { v = $3 } END { print v }')
+	echo $((v - v % 4096))
+}
+
+@test "libc's window: tiexec-warm PROG makes its entry; each start maps it with one PMD, one page for all" {
+	[ "$(uname -m)" = x86_64 ] || skip_unsupported "windows are for a page-aligned libc (x86-64); arm64's is in a reservation"
+	local libc starts=200 pmd=0 bases direct
+	libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+	# Its read-only image fits in 2 MiB (1.81 MiB in Debian 12's).
+	[ "$(libc_ro_end "$libc")" -le $((0x200000)) ]
+	# No entry yet (earlier tests' warms of programs made one: gone): libc
+	# is not placed at all (a window gains nothing).
+	rm -f "$C"/text/*.window "$C"/text/*.window.source
+	run_t "$TIEXEC" -v /bin/ls /
+	[[ "$output" != *"libc.so.6': planned"* ]]
+	run_t "$WARM" --config "$C/warm.conf" /bin/ls
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"$libc: its read-only image (1."?" MiB) in a 2 MiB window entry of the text cache (made now, 2.0 MiB in memory)"* ]]
+	run_t "$WARM" --config "$C/warm.conf" --check /bin/ls
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"$libc: its read-only image ("*" MiB) in a 2 MiB window entry of the text cache (present"* ]]
+	# Fidelity: the same output; -v says what the window costs.
+	direct=$(ls -la /usr/lib)
+	run --separate-stderr timeout 60 "$TIEXEC" -v ls -la /usr/lib
+	[ "$status" -eq 0 ]
+	same "$direct" "$output"
+	[[ "$stderr" == *"libc.so.6': planned before ld.so: its read-only image in a 2 MiB window of its own, mapped from the text cache: one 2 MiB page shared by every process (its headers and read-only data executable)"* ]]
+	# 200 starts (cat needs libc only): the window at libc's start less
+	# the residue, 2 MiB on one PMD; the base still random.
+	for i in $(seq $starts); do
+		"$TIEXEC" /bin/cat /proc/self/smaps >"$BATS_TEST_TMPDIR/s"
+		awk '
+			/^[0-9a-f]+-[0-9a-f]+ / { w = index($0, ".window") > 0; if (w) { split($1, a, "-"); base = a[1] } next }
+			w && $1 == "ShmemPmdMapped:" && $2 == 2048 { ok = 1 }
+			END { if (ok) print base }' "$BATS_TEST_TMPDIR/s" >>"$BATS_TEST_TMPDIR/bases"
+		# libc's writable part follows the window directly: its
+		# read-only image ends on the window's 2 MiB boundary.
+		awk '/\.window$/ { split($1, a, "-"); e = a[2] } /libc.so.6$/ && e { split($1, b, "-"); print (b[1] == e) ? "next" : "apart"; exit }' \
+			"$BATS_TEST_TMPDIR/s" >>"$BATS_TEST_TMPDIR/adj"
+	done
+	pmd=$(grep -c . "$BATS_TEST_TMPDIR/bases")
+	bases=$(sort -u "$BATS_TEST_TMPDIR/bases" | grep -c .)
+	echo "# libc's window on one PMD in $pmd of $starts starts, $bases distinct bases; libc's data right above it in $(grep -c next "$BATS_TEST_TMPDIR/adj")" >&3
+	[ "$pmd" -ge $((starts - 1)) ]
+	[ "$bases" -ge $((starts - 10)) ]
+	[ "$(grep -c next "$BATS_TEST_TMPDIR/adj")" -ge $((starts - 1)) ]
+	# Two processes map the same physical page (pagemap, as root).
+	"$TIEXEC" /bin/sleep 30 &
+	local p1=$!
+	"$TIEXEC" /bin/sleep 30 &
+	local p2=$!
+	sleep 1
+	frame() {
+		python3 - "$1" <<-'PY'
+			import struct, sys
+			pid = sys.argv[1]
+			for line in open(f"/proc/{pid}/maps"):
+			    if line.rstrip().endswith(".window"):
+			        a = int(line.split("-")[0], 16)
+			        with open(f"/proc/{pid}/pagemap", "rb") as f:
+			            f.seek(a // 4096 * 8)
+			            e = struct.unpack("<Q", f.read(8))[0]
+			        print(e & ((1 << 55) - 1) if e >> 63 else "absent")
+		PY
+	}
+	f1=$(frame "$p1") f2=$(frame "$p2")
+	kill "$p1" "$p2"
+	wait "$p1" "$p2" || true
+	echo "# frames: $f1 $f2" >&3
+	[[ "$f1" =~ ^[1-9][0-9]*$ ]]
+	[ "$f1" = "$f2" ]
+	# Off: --no-windows, TIEXEC_WINDOWS=0, a stamp's --no-windows: libc
+	# as ld.so maps it.
+	run_t "$TIEXEC" --no-windows /bin/cat /proc/self/maps
+	[[ "$output" != *.window* ]]
+	run_t env TIEXEC_WINDOWS=0 "$TIEXEC" /bin/cat /proc/self/maps
+	[[ "$output" != *.window* ]]
+	cp /bin/cat "$BATS_TEST_TMPDIR/cat"
+	"$BUILD/stamp/tiexec-stamp" --no-windows "$BATS_TEST_TMPDIR/cat" >/dev/null
+	run_t "$BUILD/stamp/tiexec-stamp" --check "$BATS_TEST_TMPDIR/cat"
+	[[ "$output" == *" windows=no"* ]]
+	run_t "$TIEXEC" "$BATS_TEST_TMPDIR/cat" /proc/self/maps
+	[[ "$output" != *.window* ]]
+	run_t "$TIEXEC" /bin/cat /proc/self/maps
+	[[ "$output" == *.window* ]]
+	# --prune keeps it while libc is unchanged.
+	run_t "$WARM" --config "$C/warm.conf" --prune
+	[ "$status" -eq 0 ]
+	ls "$C"/text/*.window
 }
 
 @test "perf and gdb name the functions that run from a cache entry" {

@@ -608,11 +608,54 @@ static int unchanged(int fd, const struct statx *st)
 	return 1;
 }
 
+/* dir opened, with a bad entry of that name removed: its descriptor, or
+ * -1 (errno, *step). */
+static int cache_dir_for(const char *dir, const char *name, const char **step)
+{
+	*step = "opening the cache directory";
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd >= 0)
+		unlinkat(dfd, name, 0);
+	return dfd;
+}
+
+/* r, once t (if open) and dfd are closed, errno as it was. */
+static enum te_result closed(int t, int dfd, enum te_result r)
+{
+	int saved = errno;
+
+	if (t >= 0)
+		close(t);
+	close(dfd);
+	errno = saved;
+	return r;
+}
+
+/* The unnamed entry t, written from fd (identity st), named name in dfd
+ * once fd is seen unchanged, its source recorded: TE_MADE, TE_PRESENT
+ * (another tiexec-warm made it just now) or TE_FAILED (errno, *step). */
+static enum te_result publish(int dfd, int t, int fd, const struct statx *st, const char *name, const char *path,
+			      const char **step)
+{
+	char link[64];
+
+	*step = "checking that it did not change";
+	if (!unchanged(fd, st))
+		return TE_FAILED;
+	record_source(dfd, name, path);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", t);
+	*step = "naming the entry (linkat)";
+	if (linkat(AT_FDCWD, link, dfd, name, AT_SYMLINK_FOLLOW) == 0)
+		return TE_MADE;
+	return errno == EEXIST ? TE_PRESENT : TE_FAILED;
+}
+
 enum te_result textentry_make(const char *dir, const char *path, int fd, uint64_t *bytes, const char **step)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[TEXTCACHE_PH_MAX];
-	char name[TEXTCACHE_NAME_MAX], link[64];
+	char name[TEXTCACHE_NAME_MAX];
 	struct statx st;
 	struct stat es;
 
@@ -623,32 +666,95 @@ enum te_result textentry_make(const char *dir, const char *path, int fd, uint64_
 	    !textcache_name(&st, name, sizeof(name)))
 		return TE_FAILED;
 	settle(&st);
-	*step = "opening the cache directory";
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd = cache_dir_for(dir, name, step);
 	if (dfd < 0)
 		return TE_FAILED;
-	unlinkat(dfd, name, 0); /* a bad entry of that name */
 	*step = "creating an unnamed file in the cache (O_TMPFILE)";
 	int t = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0444);
 	enum te_result r = TE_FAILED;
 	if (t >= 0 && write_entry(fd, t, st.stx_size, &eh, ph, step) == 0 &&
-	    (*step = "checking that it did not change", unchanged(fd, &st))) {
-		record_source(dfd, name, path);
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", t);
-		*step = "naming the entry (linkat)";
-		if (linkat(AT_FDCWD, link, dfd, name, AT_SYMLINK_FOLLOW) == 0)
-			r = TE_MADE;
-		else if (errno == EEXIST)
-			r = TE_PRESENT; /* another tiexec-warm, just now */
-		if (r != TE_FAILED && fstat(t, &es) == 0)
-			*bytes = (uint64_t)es.st_blocks * 512;
-	}
+	    (r = publish(dfd, t, fd, &st, name, path, step)) != TE_FAILED && fstat(t, &es) == 0)
+		*bytes = (uint64_t)es.st_blocks * 512;
+	return closed(t, dfd, r);
+}
+
+/* Whether the window entry open at e holds the end bytes of fd's start
+ * at its top, in 2 MiB; *bytes: its size in memory. */
+static int same_window(int fd, int e, uint64_t end, uint64_t *bytes)
+{
+	struct stat es;
+
+	if (fstat(e, &es) < 0)
+		return 0;
+	*bytes = (uint64_t)es.st_blocks * 512;
+	return (uint64_t)es.st_size == TX_HUGE && end <= TX_HUGE && same_range(fd, 0, e, TX_HUGE - end, end);
+}
+
+/* An unnamed window entry in dfd, with fd's first end bytes at its top,
+ * checked and read-only: its descriptor, or -1 (errno, *step). */
+static int write_window(int dfd, int fd, uint64_t end, const char **step)
+{
+	uint64_t bytes;
+	*step = "creating an unnamed file in the cache (O_TMPFILE)";
+	int t = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0444);
+
+	if (t < 0)
+		return -1;
+	*step = "sizing the window entry";
+	if (ftruncate(t, (off_t)TX_HUGE) == 0 && (*step = "copying its read-only image",
+						   copy_range(fd, t, 0, TX_HUGE - end, end) == 0) &&
+	    (*step = "checking the copy against the file", same_window(fd, t, end, &bytes) || (errno = EIO, 0)) &&
+	    (*step = "making it read-only", fchmod(t, 0444) == 0))
+		return t;
 	int saved = errno;
-	if (t >= 0)
-		close(t);
-	close(dfd);
+	close(t);
 	errno = saved;
-	return r;
+	return -1;
+}
+
+enum te_result textentry_window(const char *dir, const char *path, int fd, uint64_t end, int make, uint64_t *bytes,
+				const char **step)
+{
+	char name[TEXTCACHE_NAME_MAX];
+	const char *why;
+	struct statx st;
+
+	*bytes = 0;
+	*step = "reading its identity";
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0 || !textcache_window_name(&st, name, sizeof(name)))
+		return TE_FAILED;
+	int e = textcache_open(dir, name, &why);
+	if (e >= 0) {
+		int same = same_window(fd, e, end, bytes);
+		close(e);
+		if (same)
+			return TE_PRESENT;
+		if (!make)
+			return TE_STALE;
+	} else if (!make) {
+		return TE_FAILED;
+	}
+	settle(&st);
+	int dfd = cache_dir_for(dir, name, step);
+	if (dfd < 0)
+		return TE_FAILED;
+	enum te_result r = TE_FAILED;
+	int t = write_window(dfd, fd, end, step);
+	if (t >= 0 && (r = publish(dfd, t, fd, &st, name, path, step)) != TE_FAILED)
+		same_window(fd, t, end, bytes);
+	return closed(t, dfd, r);
+}
+
+/* Whether the window entry of the file open at fd is its image. */
+static int window_present(const char *dir, int fd)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[TEXTCACHE_PH_MAX];
+	uint64_t bytes, end;
+	const char *step;
+
+	return read_headers(fd, &eh, ph) == 0 && (end = textcache_window_end(ph, eh.e_phnum)) &&
+	       textentry_window(dir, NULL, fd, end, 0, &bytes, &step) == TE_PRESENT;
 }
 
 /* ---- pruning ---- */
@@ -681,6 +787,7 @@ int textentry_prune(const char *dir)
 				unlinkat(dirfd(d), de->d_name, 0);
 			continue;
 		}
+		int win = has_suffix(de->d_name, TEXTCACHE_WINDOW);
 		ssize_t n = read_source(dirfd(d), de->d_name, src, sizeof(src));
 		struct stat ss;
 		uint64_t bytes;
@@ -689,9 +796,9 @@ int textentry_prune(const char *dir)
 			why = "its source is not recorded";
 		else if (sfd < 0 || statx(sfd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0)
 			why = "its source is gone";
-		else if (!textcache_name(&st, name, sizeof(name)) || strcmp(name, de->d_name))
+		else if (!(win ? textcache_window_name : textcache_name)(&st, name, sizeof(name)) || strcmp(name, de->d_name))
 			why = "its source changed";
-		else if (textentry_find(dir, sfd, &bytes) != TE_PRESENT)
+		else if (win ? !window_present(dir, sfd) : textentry_find(dir, sfd, &bytes) != TE_PRESENT)
 			why = "its text differs from its source's";
 		if (sfd >= 0)
 			close(sfd);

@@ -263,3 +263,43 @@ void report_nofit(struct warm *w)
 	fprintf(stderr, "\n");
 }
 
+void window_target(struct warm *w, const struct target *t, int fd, const struct elf *e)
+{
+	uint64_t bytes = 0, end = textcache_window_end(e->ph, e->eh.e_phnum);
+	char refused[PATH_MAX + 256] = "", what[PATH_MAX + 256];
+	const char *step = "";
+	enum te_result r;
+	int no_cache = 0;
+
+	if (!w->opt.check && refusal(t, fd, refused, sizeof(refused)))
+		r = TE_FAILED;
+	else if (!w->opt.check && !cache_ready(w))
+		r = TE_FAILED, no_cache = 1;
+	else if ((r = textentry_window(w->cache.dir, t->path, fd, end, !w->opt.check, &bytes, &step)) == TE_FAILED &&
+		 !w->opt.check) {
+		int err = errno;
+		snprintf(what, sizeof(what), "cannot make its window entry in '%s': %s%s", w->cache.dir, step,
+			 err == EAGAIN ? ": it changed while it was copied" : "");
+		fail(w, t->path, what, err == EAGAIN ? 0 : err);
+	}
+	const char *state = refused[0] ? "refused" : w->opt.check && r == TE_FAILED ? "absent" : cache_word[r];
+	if (r == TE_FAILED || r == TE_STALE)
+		worse(w, ST_NOT_WARM);
+	if (w->opt.json) {
+		json_path(t->path);
+		printf(",\"route\":\"window\",\"cache\":\"%s\",\"image_kb\":%" PRIu64 ",\"cache_kb\":%" PRIu64 "}\n", state,
+		       end >> 10, bytes >> 10);
+		return;
+	}
+	if (r == TE_FAILED || r == TE_STALE) {
+		printf("%s: its read-only image (%.1f MiB) not in a window entry of the text cache (%s%s)\n", t->path,
+		       end / 1048576.0,
+		       refused[0] ? "refused: " : r == TE_STALE ? "its entry differs from the file" : w->opt.check ? "no entry"
+		       : no_cache ? "failed: the text cache is not usable, as said above" : "failed",
+		       refused);
+		return;
+	}
+	printf("%s: its read-only image (%.1f MiB) in a 2 MiB window entry of the text cache (%s%s, %.1f MiB in memory): "
+	       "one 2 MiB page for the programs tiexec starts\n",
+	       t->path, end / 1048576.0, cache_word[r], r == TE_MADE ? " now" : "", bytes / 1048576.0);
+}

@@ -75,11 +75,23 @@ static int trusted(struct warm *w, const char *conf, unsigned lineno, const char
 }
 
 /* "cache off", "cache DIR", "cache-size SIZE" (a tmpfs size=: 512m, 10%):
- * the shared text w->cache.  Returns whether s was such a line. */
+ * the shared text w->cache; "windows off" (or on): no window entries
+ * (textcache.h).  Returns whether s was such a line. */
 static int cache_line(struct warm *w, const char *conf, unsigned lineno, char *s)
 {
 	char *v;
 
+	if (!strncmp(s, "windows", 7) && (s[7] == ' ' || s[7] == '\t')) {
+		for (v = s + 7; *v == ' ' || *v == '\t'; v++)
+			;
+		if (!strcmp(v, "off") || !strcmp(v, "on")) {
+			w->windows_off = v[1] == 'f';
+		} else {
+			fprintf(stderr, "tiexec-warm: '%s': line %u: windows wants 'off' or 'on'\n", conf, lineno);
+			worse(w, ST_FAILED);
+		}
+		return 1;
+	}
 	if (!strncmp(s, "cache-size", 10) && (s[10] == ' ' || s[10] == '\t')) {
 		for (v = s + 10; *v == ' ' || *v == '\t'; v++)
 			;

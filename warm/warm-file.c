@@ -148,6 +148,11 @@ void do_target(struct warm *w, const struct target *t)
 		close(fd);
 		return;
 	}
+	if (t->window) {
+		window_target(w, t, fd, &e);
+		close(fd);
+		return;
+	}
 	int lib = r.library = library(&e);
 	int n = elf_spans(&e, (uint64_t)st.st_size, !lib, sp, &r.incongruent);
 	struct fs_info fi;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "mapsline.h"
+#include "textcache.h"
 #include "needed.h"
 #include "trust.h"
 #include "warm.h"
@@ -75,22 +76,29 @@ static int headers(const char *path, struct elf *e)
 }
 
 /* A library the loader's plan places (a reservation of its own:
- * reserved_library): a target, marked planned.  Its own libraries are
- * looked at too. */
+ * reserved_library): a target, marked planned; or one it gives a window
+ * (textcache.h): a target marked window.  Its own libraries are looked at
+ * too. */
 static int add_planned(void *ctx, const char *path)
 {
 	static struct elf e;
-	struct target *t = headers(path, &e) && reserved_library(&e) ? add_file(ctx, path, 0) : NULL;
+	const struct warm *w = ctx;
+	struct target *t;
 
-	if (t)
+	if (!headers(path, &e))
+		return 1;
+	if (reserved_library(&e) && (t = add_file(ctx, path, 0)))
 		t->planned = 1;
+	else if (!w->windows_off && !w->cache.off && !reserved_library(&e) && textcache_windowed(path) &&
+		 textcache_window_end(e.ph, e.eh.e_phnum) && (t = add_file(ctx, path, 0)))
+		t->window = 1;
 	return 1;
 }
 
 /* The libraries of every dynamically linked program among the targets
  * whose placement the loader plans before ld.so (interp/libplan.c: p_align
- * above the page): targets too, marked planned, so that their entries
- * serve each start of the program.  A library planned for one program
+ * above the page, and libc's window): targets too, marked planned or
+ * window, so that their entries serve each start of the program.  A library planned for one program
  * and not for another (after a large page-aligned one, where the plan
  * stops) still gets its entry. */
 void add_planned_libraries(struct warm *w)

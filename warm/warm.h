@@ -40,6 +40,7 @@ struct target {
 	size_t nuses;
 	int named; /* given by name (not found in a directory): say why skipped */
 	int planned; /* a program's first library, placed by the loader's plan */
+	int window; /* a program's libc: its window entry (textcache.h) */
 };
 
 /* Files that did not fit in the text cache, for the report at the end. */
@@ -52,6 +53,7 @@ struct warm {
 	struct {
 		int check, json, verbose, prune;
 	} opt;
+	int windows_off; /* warm.conf's "windows off": no window entries */
 	/* The shared text cache (common/textcache.h), as warm.conf sets it. */
 	struct {
 		const char *dir;
@@ -147,6 +149,9 @@ void do_target(struct warm *w, const struct target *t);
 
 /* warm-cache.c */
 void cache_target(struct warm *w, const struct target *t, int fd, const struct elf *e, uint64_t size, const char *why);
+/* A library the loader gives a window (t->window): its window entry in the
+ * text cache (textcache.h), made unless --check. */
+void window_target(struct warm *w, const struct target *t, int fd, const struct elf *e);
 void report_nofit(struct warm *w);
 
 /* warm-config.c */

@@ -47,6 +47,12 @@ static int as_ld_so(const struct ldplan *p, size_t extra)
 		}
 		if (q->target)
 			all &= (start & (TX_HUGE - 1)) == q->residue;
+		/* Nothing later in a window target's window. */
+		for (unsigned j = 0; j < k; j++) {
+			uint64_t w = (uint64_t)(uintptr_t)m[j], wlo = w - p->req[j].below;
+			if (p->req[j].target && p->req[j].below && start < w && start + len[k] > wlo)
+				all = 0;
+		}
 	}
 	for (unsigned k = 0; k < p->n; k++)
 		munmap(m[k], len[k]);
@@ -135,6 +141,23 @@ int main(void)
 	const struct ldplan pc = { rc, 3 };
 	ok(landed(&pc, 0, &all) == ROUNDS && all, "page-aligned: the library at 0x31000 modulo 2 MiB in %d of %d", ROUNDS,
 	   ROUNDS);
+
+	/* libc's window on x86-64: the same, with the 0x31000 bytes below
+	 * its start held, so that the request after it (a library ld.so
+	 * loads after libc) lands below the window, not in it. */
+	const struct ldplan_req rw[] = { { 8192, 0, 0, 0, 0 }, { 49152, 0, 0, 0, 0 },
+					 { 0x1e2000, 0, 0, 0x31000, 1, 0x31000 }, { 0x9a000, 0, 0, 0, 0 } };
+	const struct ldplan pw = { rw, 4 };
+	ok(landed(&pw, 0, &all) == ROUNDS && all, "a window: libc at 0x31000, nothing in the 196 KiB below, in %d of %d",
+	   ROUNDS, ROUNDS);
+	struct ldplan_holds hw;
+	int held = ldplan_hold(&pw, &hw) == 1;
+	uint64_t st = held ? hw.start[0] : 0;
+	ok(held && (st & (TX_HUGE - 1)) == 0x31000 && !unmapped(st - 0x31000, 0x31000) &&
+		   unmapped(st, 0x1e2000),
+	   "held: the 0x31000 bytes below the library's start, not the library's own span");
+	ldplan_release(&hw);
+	ok(held && unmapped(st - 0x31000, 0x31000), "released: the window's bytes below are unmapped");
 
 	/* A target that cannot land (a residue that is not a multiple of its
 	 * align) holds nothing, nor does any target after it; those before

@@ -453,6 +453,51 @@ static void test_merge(void)
 	   "enum strategy matches the note's ST_* values");
 }
 
+/* Windows (libc's 2 MiB window, interp/libplan.c): on by default, off from
+ * the environment, the command line or a stamp's note, the later source
+ * winning; a note asking both ways is bad. */
+static void test_windows(void)
+{
+	struct opts o, env, cli;
+	struct tiexec_policy p;
+	unsigned char buf[sizeof(p)];
+	const char *bad, *why;
+	char *argv[] = { "tiexec", "--no-windows", "prog", NULL };
+	char *argv2[] = { "tiexec", "--windows", "prog", NULL };
+
+	opts_default(&o);
+	ok(o.windows == 1, "windows: on by default");
+	opts_default(&env);
+	env.set = 0;
+	ok(opts_env(&env, "TIEXEC_WINDOWS=0") == OPT_ENV_OK && env.windows == 0 && env.set == OPT_WINDOWS,
+	   "TIEXEC_WINDOWS=0: off, and set");
+	opts_default(&cli);
+	cli.set = 0;
+	ok(opts_argv(&cli, 3, argv, &bad, &why) == 2 && cli.windows == 0 && cli.set == OPT_WINDOWS, "--no-windows");
+	opts_default(&cli);
+	cli.set = 0;
+	ok(opts_argv(&cli, 3, argv2, &bad, &why) == 2 && cli.windows == 1 && cli.set == OPT_WINDOWS, "--windows");
+	opts_merge(&o, &env);
+	ok(o.windows == 0, "merge: the environment's off over the default");
+	opts_merge(&o, &cli);
+	ok(o.windows == 1, "merge: the command line's --windows over the environment");
+	memset(&p, 0, sizeof(p));
+	p.version = TIEXEC_POLICY_VERSION;
+	p.size = sizeof(p);
+	p.strategy = TIEXEC_UNSET32;
+	p.min_text = TIEXEC_UNSET64;
+	p.flags = TIEXEC_POLICY_NO_WINDOWS;
+	memcpy(buf, &p, sizeof(p));
+	opts_default(&o);
+	o.set = 0;
+	ok(opts_note(&o, buf, sizeof(buf)) == OPT_NOTE_OK && o.windows == 0 && o.set == OPT_WINDOWS,
+	   "a stamp's --no-windows: off, and set");
+	p.flags = TIEXEC_POLICY_WINDOWS | TIEXEC_POLICY_NO_WINDOWS;
+	memcpy(buf, &p, sizeof(p));
+	opts_default(&o);
+	ok(opts_note(&o, buf, sizeof(buf)) == OPT_NOTE_BAD, "a note asking both ways is bad");
+}
+
 int main(void)
 {
 	test_size();
@@ -463,5 +508,6 @@ int main(void)
 	test_argv();
 	test_note();
 	test_merge();
+	test_windows();
 	return tap_done();
 }
