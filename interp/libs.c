@@ -368,24 +368,30 @@ static int nothing_listed(const struct exec *ex, const struct opts *o, const str
 
 /* The holds of the library plan given back (ld.so has mapped what it
  * loads), and each window target that landed mapped from its window entry
- * (libwindow.h); -v names the planned libraries, and which of them missed
- * (the targets from the first that could not be held on). */
-static void plan_done(struct exec *ex)
+ * (libwindow.h), up to WINDOWS_MAX, their ranges into win (left out of
+ * what the stage places: they are on 2 MiB pages already): how many.  -v
+ * names the planned libraries, and which of them missed (the targets from
+ * the first that could not be held on). */
+#define WINDOWS_MAX 4
+
+static unsigned plan_done(struct exec *ex, struct range *win)
 {
 	const char *wwhy[LDPLAN_MAX_REQS];
 	int landed = 0;
+	unsigned nwin = 0;
 
 	ldplan_release(&ex->ldp_holds);
 	for (unsigned k = 0; k < ex->ldp.n; k++) {
 		if (!ex->ldp_req[k].target)
 			continue;
-		if (landed < ex->ldp_held && ex->ldp_req[k].below)
-			wwhy[k] = libwindow_map(ex->cache_dir, walk_str(&ex->walk, ex->ldp_path[k]),
-						ex->ldp_holds.start[landed], ex->ldp_req[k].below);
-		landed++;
+		uint64_t start = ex->ldp_holds.start[landed], below = ex->ldp_req[k].below;
+		wwhy[k] = "more windows than tiexec maps";
+		if (landed++ < ex->ldp_held && below && nwin < WINDOWS_MAX &&
+		    !(wwhy[k] = libwindow_map(ex->cache_dir, walk_str(&ex->walk, ex->ldp_path[k]), start, below)))
+			win[nwin++] = (struct range){ start - below, start - below + TX_HUGE };
 	}
 	if (!ex->opt.verbose)
-		return;
+		return nwin;
 	landed = 0;
 	if (ex->walk.stop) {
 		struct msg m;
@@ -424,24 +430,28 @@ static void plan_done(struct exec *ex)
 			msg_str(&m, "': planned before ld.so: it starts congruent to its file modulo 2 MiB");
 		say(&m);
 	}
+	return nwin;
 }
 
 void libs_stage(struct exec *ex)
 {
 	static struct lib libs[LIBS_MAX];
-	static struct range skip[2 * MAX_SEGS + 1];
+	static struct range skip[2 * MAX_SEGS + 1 + WINDOWS_MAX];
 	struct opts o = ex->opt;
 	const char *prog = ex->prog.path;
 
 	self_reattach(ex->traced_fd);
 	ex->traced_fd = -1;
-	plan_done(ex);
+	struct range win[WINDOWS_MAX];
+	unsigned nwin = plan_done(ex, win);
 	uint64_t t0 = now_ns(), reported = 0, cap = 0;
 	char *maps = NULL;
 	unsigned n = 0;
 
 	o.round_out = 0; /* a library's neighbours are not ours to cover */
 	unsigned nskip = not_libraries(ex, skip);
+	for (unsigned i = 0; i < nwin; i++)
+		skip[nskip++] = win[i];
 	if (!nothing_listed(ex, &o, skip, nskip)) {
 		maps = maps_read(&cap);
 		if (!maps)

@@ -523,6 +523,13 @@ libc_ro_end() {
 	[ "$pmd" -ge $((starts - 1)) ]
 	[ "$bases" -ge $((starts - 10)) ]
 	[ "$(grep -c next "$BATS_TEST_TMPDIR/adj")" -ge $((starts - 1)) ]
+	# The stage after ld.so places libraries around the window, never the
+	# window as one (it is on a 2 MiB page already): bl-64k's 16 MiB
+	# library (p_align 64 KiB) and libc after it are both planned.
+	run --separate-stderr timeout 60 "$TIEXEC" -v "$FIXTURES/bl-64k" loop 1000
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"libc.so.6': planned before ld.so: its read-only image in a 2 MiB window of its own, mapped"* ]]
+	[[ "$stderr" != *".window'"* ]]
 	# Two processes map the same physical page (pagemap, as root).
 	"$TIEXEC" /bin/sleep 30 &
 	local p1=$!
