@@ -58,6 +58,9 @@ for r in rows:
     # (interp/libplan.c): on a 2 MiB boundary in every start either way.
     assert r["cache-lib"].startswith("14.0 of 16.0"), r
     assert ("file 14.0" if zero else "cache 14.0") in r["cache-lib"], r
+    # libc's window: its read-only image on one PMD of the text cache's
+    # window entry, every start (interp/libplan.c, interp/libwindow.c).
+    assert r["libc-window"] == "2048 kB in 5 of 5 starts", r
     distinct, starts, aligned = (int(x) for x in r["lib-plan"].replace(" distinct of ", " ").replace(", ", " ").split()[:3])
     assert starts == 20 and aligned == 20 and distinct >= 10, r
     assert r["binfmt"].startswith("62.0 of 64.0"), r
