@@ -163,7 +163,9 @@ int loaders_map(const struct loaders *l, unsigned maj, unsigned min, unsigned lo
 
 /* Root's file-system identity lowered to uid:gid with no supplementary
  * group, its groups saved in groups (*ngroups of them); or, called again
- * with those, put back. */
+ * with those, put back.  Lowering needs CAP_SETGID and CAP_SETUID, which
+ * a unit's bounding set may lack: then nothing was changed (*ngroups
+ * stays -1) and -1 says so, and the file is not opened. */
 static int lower_to(uid_t uid, gid_t gid, gid_t *groups, int *ngroups)
 {
 	if (*ngroups >= 0) {
@@ -171,9 +173,10 @@ static int lower_to(uid_t uid, gid_t gid, gid_t *groups, int *ngroups)
 		setfsgid(0);
 		return setgroups((size_t)*ngroups, groups);
 	}
-	*ngroups = getgroups(NGROUPS_MAX, groups);
-	if (*ngroups < 0 || setgroups(0, NULL) != 0)
+	int n = getgroups(NGROUPS_MAX, groups);
+	if (n < 0 || setgroups(0, NULL) != 0)
 		return -1;
+	*ngroups = n;
 	setfsgid(gid);
 	setfsuid(uid);
 	return (uid_t)setfsuid((uid_t)-1) == uid && (gid_t)setfsgid((gid_t)-1) == gid ? 0 : -1;

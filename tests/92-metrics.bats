@@ -23,6 +23,7 @@ teardown() {
 		kill "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
+	[ -z "${PW:-}" ] || rm -rf "$PW"
 }
 
 # hold CMD...: CMD wait, in the background until the test ends, once ready.
@@ -282,6 +283,34 @@ EOF
 	used=$(sed -n '/execve(".*tiexec-stat"/,$p' "$T/st" | sed -nE 's/^[0-9]+ +([a-z0-9_]+)\(.*/\1/p' | sort -u)
 	echo "not allowed: $(comm -23 <(echo "$used") <(echo "$allowed") | tr '\n' ' ')"
 	[ -z "$(comm -23 <(echo "$used") <(echo "$allowed"))" ]
+}
+
+# The unit's capability set has neither CAP_SETUID nor CAP_SETGID, so
+# tiexec-stat cannot take an ordinary user's identity to open that user's
+# program (stat/procfs.c: proc_open_as_owner).  It used to abort there,
+# putting back root's groups it had never changed: the metrics unit died
+# of SIGABRT whenever an ordinary user's program ran through tiexec
+# (found on the arm64 walkthrough, #55).
+@test "the metrics unit's capabilities, an ordinary user's program through the loader: no abort, counted as that program" {
+	PW=$(mktemp -d /tmp/tiexec-unitcaps.XXXXXX)
+	chmod 755 "$PW"
+	cp "$TIEXEC" "$PW/tiexec"
+	cp "$FIXTURES/bigtext-pie" "$PW/server"
+	chmod 755 "$PW/tiexec" "$PW/server"
+	mkfifo "$PW/f"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$PW/tiexec" "$PW/server" wait <"$PW/f" >"$PW/out" 2>&1 &
+	local pid=$! hold
+	PIDS=("$pid")
+	exec {hold}>"$PW/f"
+	for _ in $(seq 200); do [ "$(cat "$PW/out")" = ready ] && break; sleep 0.05; done
+	run --separate-stderr env TIEXEC_LOADER="$PW/tiexec" setpriv --inh-caps=-all \
+		--bounding-set=-all,+sys_ptrace,+dac_read_search --no-new-privs "$STAT" --prometheus
+	exec {hold}>&-
+	wait "$pid"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"tiexec_program_processes{program=\"$PW/server\"} 1"* ]]
+	[[ "$output" != *"program=\"$PW/tiexec\""* ]]
 }
 
 @test "file names with \" \\ and bytes that are not UTF-8: valid JSON from tiexec-warm, exact labels in the metrics" {
