@@ -213,10 +213,5 @@ size_t textcache_window_name(const struct statx *st, char *out, size_t n)
 
 int textcache_windowed(const char *path)
 {
-	const char *b = path;
-
-	for (; *path; path++)
-		if (*path == '/')
-			b = path + 1;
-	return tx_streq(b, "libc.so.6");
+	return tx_streq(tx_basename(path), "libc.so.6");
 }

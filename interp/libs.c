@@ -95,16 +95,6 @@ static void msg_lib(struct msg *m, const char *prog, const struct lib *b)
 	msg_str(m, "': ");
 }
 
-static const char *base_name(const char *p)
-{
-	const char *b = p;
-
-	for (; *p; p++)
-		if (*p == '/')
-			b = p + 1;
-	return b;
-}
-
 /* Whether the library stage's b was planned (TX_PLAN_*): a target of the
  * plan with its file name (the walk found /lib/..., maps may say
  * /usr/lib/...). */
@@ -116,7 +106,7 @@ static int plan_of(const struct exec *ex, const struct lib *b)
 		if (!ex->ldp_req[k].target)
 			continue;
 		int placed = landed++ < ex->ldp_held;
-		if (tx_streq(base_name(walk_str(&ex->walk, ex->ldp_path[k])), base_name(b->path)))
+		if (tx_streq(tx_basename(walk_str(&ex->walk, ex->ldp_path[k])), tx_basename(b->path)))
 			return placed ? TX_PLAN_PLACED : TX_PLAN_MISSED;
 	}
 	return TX_PLAN_NONE;

@@ -336,7 +336,6 @@ static int prog_obj(struct walk *w, const struct image *prog, struct walk_obj *o
 
 void libwalk_start(struct walk *w, const struct image *prog, const struct image *interp, const char *origin)
 {
-	const char *base = interp->path;
 	size_t n = strlen(origin);
 
 	w->n = w->nnames = w->left = 0;
@@ -346,10 +345,7 @@ void libwalk_start(struct walk *w, const struct image *prog, const struct image 
 	w->stop_err = 0;
 	w->used = 1; /* offset 0: none */
 	w->pool[0] = '\0';
-	for (const char *p = interp->path; *p; p++)
-		if (*p == '/')
-			base = p + 1;
-	name_add(w, base);
+	name_add(w, tx_basename(interp->path));
 	memcpy(w->origin, origin, n < sizeof(w->origin) ? n + 1 : 1);
 	w->po = (struct walk_obj){ .dir = w->origin };
 	w->o = w->po;
