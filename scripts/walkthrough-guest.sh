@@ -141,7 +141,12 @@ reinstall_postgres() {
 }
 
 purge() {
-	apt-get purge -y tiexec tiexec-trace || return 1
+	local out
+	out=$(apt-get purge -y tiexec tiexec-trace 2>&1) || { echo "$out"; return 1; }
+	echo "$out"
+	# A unit directory that only tiexec owned (Debian 12's
+	# /lib/systemd/system, #55) made dpkg warn here.
+	if echo "$out" | grep '^dpkg: warning'; then return 1; fi
 	[ -z "$(dpkg-divert --list "$PROG*")" ] || { dpkg-divert --list "$PROG*"; return 1; }
 	[ -z "$(dpkg --verify "postgresql-$PG")" ] || { dpkg --verify "postgresql-$PG"; return 1; }
 	for f in /proc/sys/fs/binfmt_misc/tiexec*; do

@@ -144,11 +144,32 @@ rpm_files() {
 	PKG_CONFIG_LIBDIR=$pc meson setup --prefix=/usr $args -Dman=disabled "$BATS_TEST_TMPDIR/b" "$ROOT" >/dev/null
 	meson introspect --installed "$BATS_TEST_TMPDIR/b" >"$BATS_TEST_TMPDIR/installed.json"
 	local unit n=0
-	for unit in $(grep '^lib/systemd/system/' "$ROOT/packaging/debian/tiexec.install"); do
+	for unit in $(grep '^usr/lib/systemd/system/' "$ROOT/packaging/debian/tiexec.install"); do
 		grep -qF "\"/$unit\"" "$BATS_TEST_TMPDIR/installed.json"
 		n=$((n + 1))
 	done
 	[ "$n" -eq 5 ]
+}
+
+# One place for the units, whichever Debian built the packages: Debian 12's
+# debhelper put them in /lib/systemd/system, a directory no package of
+# Debian 13 owns, so purging there warned "directory '/lib/systemd/system'
+# not empty" (#55).  Its dh_installsystemd finds units only there; the
+# scripts it writes must still enable the timers and the service.
+@test "the .debs hold their units in /usr/lib/systemd/system only, and their scripts enable them" {
+	local d units
+	for d in "$PKG"/tiexec_*_amd64.deb "$PKG"/tiexec-trace_*_amd64.deb; do
+		[ -e "$d" ] || continue
+		if dpkg-deb -c "$d" | awk '{ print $6 }' | grep '^\./lib/'; then return 1; fi
+	done
+	units=$(dpkg-deb -c "$PKG"/tiexec_*_amd64.deb | awk '{ print $6 }' | sed -n 's|^\./usr/lib/systemd/system/\(.\)|\1|p' | sort | tr '\n' ' ')
+	same "run-tiexec-text.mount tiexec-metrics.service tiexec-metrics.timer tiexec-warm.service tiexec-warm.timer " "$units"
+	dpkg-deb -I "$PKG"/tiexec_*_amd64.deb postinst >"$BATS_TEST_TMPDIR/postinst"
+	grep -q "deb-systemd-helper enable 'tiexec-warm.timer'" "$BATS_TEST_TMPDIR/postinst"
+	grep -q "deb-systemd-helper enable 'tiexec-metrics.timer'" "$BATS_TEST_TMPDIR/postinst"
+	grep -q "deb-systemd-helper enable 'tiexec-warm.service'" "$BATS_TEST_TMPDIR/postinst"
+	# tiexec-metrics.service is run by its timer, never enabled.
+	! grep -q "deb-systemd-helper enable 'tiexec-metrics.service'" "$BATS_TEST_TMPDIR/postinst" || false
 }
 
 @test "the RPMs hold the same files as the .debs" {
@@ -271,23 +292,23 @@ stop_waiting() {
 	man -w tiexec tiexec-stamp tiexec-stat tiexec-warm tiexec-binfmt >/dev/null
 	# tiexec-warm: its units installed and enabled, its list empty, and
 	# the machine answers "warm" (nothing listed).
-	[ -e /lib/systemd/system/tiexec-warm.service ]
-	[ -e /lib/systemd/system/tiexec-warm.timer ]
+	[ -e /usr/lib/systemd/system/tiexec-warm.service ]
+	[ -e /usr/lib/systemd/system/tiexec-warm.timer ]
 	[ -e /etc/systemd/system/multi-user.target.wants/tiexec-warm.service ]
 	[ -e /etc/systemd/system/timers.target.wants/tiexec-warm.timer ]
 	# The metrics for node_exporter: the timer enabled, its service run only
 	# where node_exporter's textfile directory is.
 	[ -e /etc/systemd/system/timers.target.wants/tiexec-metrics.timer ]
-	grep -qx 'ConditionPathIsDirectory=/var/lib/prometheus/node-exporter' /lib/systemd/system/tiexec-metrics.service
-	grep -q '^ExecStart=/usr/bin/tiexec-stat --prometheus --output /var/lib/prometheus/node-exporter/tiexec.prom$' /lib/systemd/system/tiexec-metrics.service
+	grep -qx 'ConditionPathIsDirectory=/var/lib/prometheus/node-exporter' /usr/lib/systemd/system/tiexec-metrics.service
+	grep -q '^ExecStart=/usr/bin/tiexec-stat --prometheus --output /var/lib/prometheus/node-exporter/tiexec.prom$' /usr/lib/systemd/system/tiexec-metrics.service
 	! grep -v '^#' /etc/tiexec/warm.conf | grep -q . || false
 	/usr/bin/tiexec-warm --check
 	/usr/bin/tiexec-warm --check --config /etc/tiexec/warm.conf
 	# The text cache's mount unit is shipped; without systemd (here, when
 	# it does not run) tiexec-warm mounts the cache itself, and the loader
 	# maps an lld library's text from it.  Purge unmounts it.
-	[ -e /lib/systemd/system/run-tiexec-text.mount ]
-	grep -q '^Requires=run-tiexec-text.mount' /lib/systemd/system/tiexec-warm.service
+	[ -e /usr/lib/systemd/system/run-tiexec-text.mount ]
+	grep -q '^Requires=run-tiexec-text.mount' /usr/lib/systemd/system/tiexec-warm.service
 	if [ -n "$cached" ]; then
 		# Where everyone may read them, as a file must be to get an entry.
 		local fx
@@ -315,7 +336,7 @@ stop_waiting() {
 	fi
 	# The recorder's unit is installed, not enabled.
 	if [ -n "$TRACE_DEB" ]; then
-		[ -e /lib/systemd/system/tiexec-trace.service ]
+		[ -e /usr/lib/systemd/system/tiexec-trace.service ]
 		[ ! -e /etc/systemd/system/multi-user.target.wants/tiexec-trace.service ]
 	fi
 
@@ -375,6 +396,7 @@ stop_waiting() {
 	# (dpkg may pass the scripts' stderr on as output.)
 	[[ "$output$stderr" == *"tiexec: these processes still run through the removed loader; restart them to run plainly: $CPID (b?[2Jig)"* ]]
 	[[ "$output$stderr" != *$'\e'* ]]
+	[[ "$output$stderr" != *"dpkg: warning"* ]]
 	exec {U[1]}>&-
 	wait "$CPID" || true
 	CPID=
@@ -431,7 +453,17 @@ stop_waiting() {
 	! grep -ls 'run-tiexec-text' "$t/next/DEBIAN/preinst" "$t/next/DEBIAN/postinst" "$t/next/DEBIAN/prerm" \
 		"$t/next/DEBIAN/postrm" || false
 
-	run apt-get -o DPkg::Lock::Timeout=300 install -y "$DEB"
+	# The version before it has its units in /lib/systemd/system, as
+	# packages built by Debian 12 had until #55: the upgrade moves them to
+	# /usr/lib, which on a merged /usr is the same file, and must keep them.
+	dpkg-deb -R "$DEB" "$t/prev"
+	mkdir -p "$t/prev/lib/systemd"
+	mv "$t/prev/usr/lib/systemd/system" "$t/prev/lib/systemd/system"
+	rmdir "$t/prev/usr/lib/systemd"
+	sed -i 's|  usr/lib/systemd/system/|  lib/systemd/system/|' "$t/prev/DEBIAN/md5sums"
+	dpkg-deb -b "$t/prev" "$t/tiexec_prev_amd64.deb" >/dev/null
+
+	run apt-get -o DPkg::Lock::Timeout=300 install -y "$t/tiexec_prev_amd64.deb"
 	[ "$status" -eq 0 ]
 	cp "$FIXTURES/bigtext-pie" "$t/big"
 	/usr/bin/tiexec-stamp "$t/big"
@@ -449,6 +481,12 @@ stop_waiting() {
 	[ "$(stat -c %i /usr/libexec/tiexec/tiexec)" != "$old_ino" ]
 	grep -qx enabled "$BINFMT/tiexec"
 	grep -qx 'interpreter /usr/libexec/tiexec/tiexec' "$BINFMT/tiexec"
+	local u
+	for u in run-tiexec-text.mount tiexec-metrics.service tiexec-metrics.timer tiexec-warm.service tiexec-warm.timer; do
+		[ -f "/usr/lib/systemd/system/$u" ] || { echo "lost in the upgrade: $u"; return 1; }
+	done
+	[ -e /etc/systemd/system/timers.target.wants/tiexec-warm.timer ]
+	[ -z "$(dpkg --verify tiexec)" ] || { dpkg --verify tiexec; return 1; }
 	# The running program is unaffected and ends normally.
 	kill -0 "$CPID"
 	run /usr/bin/tiexec-stat "$CPID"
