@@ -29,6 +29,8 @@ int smaps_parse_header(const char *line, size_t len, struct smaps_map *m)
 	m->end = l.hi;
 	memcpy(m->perms, l.perms, sizeof(m->perms));
 	m->offset = l.off;
+	m->maj = l.maj;
+	m->min = l.min;
 	m->inode = l.ino;
 	m->path = path;
 	m->deleted = maps_line_deleted(&l);

@@ -31,6 +31,7 @@ struct smaps_map {
 	uint64_t start, end;  /* [start, end) */
 	char perms[5];        /* "r-xp", NUL-terminated */
 	uint64_t offset;      /* file offset (hex in the header) */
+	unsigned maj, min;    /* the file's device, as the kernel prints it */
 	uint64_t inode;
 	char *path;           /* as the kernel printed it, "" if none; never NULL */
 	int deleted;          /* path ends in " (deleted)" */

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "geom.h"
 #include "layout.h"
 #include "mark.h"
+#include "needed.h"
 #include "textcache.h"
 #include "thpenv.h"
 
@@ -209,6 +211,7 @@ int advise_fd(int fd, const char *cache_dir, struct advice *a, char *why, size_t
 	a->min_text = a->stamped && ef.policy.min_text != TIEXEC_UNSET64 ? ef.policy.min_text : TX_HUGE;
 	a->round_out = a->stamped && (ef.policy.flags & TIEXEC_POLICY_ROUND_OUT);
 	a->no_libs = a->stamped && (ef.policy.flags & TIEXEC_POLICY_NO_LIBS);
+	a->no_windows = a->stamped && (ef.policy.flags & TIEXEC_POLICY_NO_WINDOWS);
 	if (a->stamped)
 		policy_format(&ef.policy, a->policy, sizeof(a->policy));
 	way_file(fd, buf, &ef, &a->way[WAY_FILE]);
@@ -230,4 +233,78 @@ int advise_fd(int fd, const char *cache_dir, struct advice *a, char *why, size_t
 		geom_refuses(&a->geom, a);
 	a->auto_way = auto_way(a);
 	return 0;
+}
+
+/* needed_libs' callback: the first library that textcache_windowed names. */
+static int find_windowed(void *ctx, const char *path)
+{
+	struct window_advice *w = ctx;
+
+	if (!*w->lib && textcache_windowed(path))
+		snprintf(w->lib, sizeof(w->lib), "%s", path);
+	return 1;
+}
+
+/* w->lib's read-only image (textcache_window_end) into w->image, and
+ * whether ld.so maps it page-aligned, not in a reservation (p_align above
+ * the page: arm64's 64 KiB), as the plan needs: 1, or 0 with why. */
+static int window_headers(struct window_advice *w, int *fd_out)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[TEXTCACHE_PH_MAX];
+	int fd = open(w->lib, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	*fd_out = fd;
+	if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || eh.e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh.e_phnum > TEXTCACHE_PH_MAX ||
+	    pread(fd, ph, eh.e_phnum * sizeof(ph[0]), (off_t)eh.e_phoff) != (ssize_t)(eh.e_phnum * sizeof(ph[0]))) {
+		snprintf(w->why, sizeof(w->why), "its headers cannot be read");
+		return 0;
+	}
+	w->image = textcache_window_end(ph, eh.e_phnum);
+	if (!w->image) {
+		snprintf(w->why, sizeof(w->why), "its read-only image is not its file's first bytes within 2 MiB");
+		return 0;
+	}
+	for (unsigned i = 0; i < eh.e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_align > (uint64_t)sysconf(_SC_PAGESIZE)) {
+			snprintf(w->why, sizeof(w->why),
+				 "ld.so maps it in a reservation (p_align %ju KiB): no window is planned there yet",
+				 (uintmax_t)ph[i].p_align >> 10);
+			return 0;
+		}
+	return 1;
+}
+
+int advise_window(const char *path, const struct advice *a, const char *cache_dir, struct window_advice *w)
+{
+	struct statx st;
+	char entry[PATH_MAX];
+	int fd = -1;
+
+	memset(w, 0, sizeof(*w));
+	needed_libs(path, find_windowed, w);
+	if (!*w->lib)
+		return 0;
+	size_t n = strlen(cache_dir);
+	if (!window_headers(w, &fd))
+		;
+	else if (a->strategy == ST_OFF || a->no_libs)
+		snprintf(w->why, sizeof(w->why), "its stamp says %s", a->no_libs ? "--no-libs" : "--strategy=off");
+	else if (a->no_windows)
+		snprintf(w->why, sizeof(w->why), "its stamp says --no-windows");
+	else if (!n)
+		snprintf(w->why, sizeof(w->why), "no text cache (TIEXEC_CACHE is empty)");
+	else if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) != 0 || n + 2 > sizeof(entry) ||
+		 !textcache_window_name(&st, entry + n + 1, sizeof(entry) - n - 1))
+		snprintf(w->why, sizeof(w->why), "%s", strerror(errno));
+	else {
+		memcpy(entry, cache_dir, n);
+		entry[n] = '/';
+		if (access(entry, F_OK) != 0 && (w->missing = 1))
+			snprintf(w->why, sizeof(w->why), "no window entry in the text cache (tiexec-warm PROG makes one)");
+	}
+	if (fd >= 0)
+		close(fd);
+	return 1;
 }

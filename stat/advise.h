@@ -27,6 +27,7 @@ struct advice {
 	uint64_t min_text;               /* the stamp's, or the loader's default */
 	int round_out;                   /* the stamp says --round-out */
 	int no_libs;                     /* the stamp says --no-libs */
+	int no_windows;                  /* the stamp says --no-windows */
 	char policy[160];                /* the stamp's policy, as tiexec-stamp --check says it */
 	struct way way[WAY_N];
 	enum advice_way auto_way;        /* what --strategy=auto would use; WAY_N: none */
@@ -43,6 +44,21 @@ int advise(const char *path, const char *cache_dir, struct advice *a, char *why,
 /* The same for the file open at fd, which it closes (for a caller that
  * opens with flags of its own). */
 int advise_fd(int fd, const char *cache_dir, struct advice *a, char *why, size_t whylen);
+
+/* A library's window (textcache.h: libc's read-only image on one 2 MiB
+ * page of the text cache), as the loader would plan it for a program. */
+struct window_advice {
+	char lib[4096];      /* the library that would get one ("": none needed) */
+	uint64_t image;      /* its read-only image, bytes (0: none that fits) */
+	char why[200];       /* why it gets none; "" when it gets one */
+	int missing;         /* none only for want of its entry (tiexec-warm PROG) */
+};
+
+/* Fills w for the program at path, whose advice is a, with the text cache
+ * at cache_dir ("": none): from the libraries it needs (needed.h) as the
+ * loader's plan chooses them (interp/libplan.c).  0 when it needs no such
+ * library (w->lib ""). */
+int advise_window(const char *path, const struct advice *a, const char *cache_dir, struct window_advice *w);
 
 /* The way's name as --strategy spells it ("file", "cache", ...). */
 const char *advice_way_name(enum advice_way w);

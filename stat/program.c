@@ -135,6 +135,48 @@ char *program_of(long pid, const char *cache_dir, const struct loaders *ld, int 
 	return p ? p : strdup("");
 }
 
+const char *cache_entry_source(const struct smaps *s, size_t i, const char *cache_dir, int *window)
+{
+	const char *path = s->map[i].path, *name = strrchr(path, '/');
+	size_t n = strlen(path), wl = strlen(TEXTCACHE_WINDOW);
+	char *end;
+
+	*window = 0;
+	if (!path_in_cache(path, cache_dir) || s->map[i].deleted)
+		return NULL;
+	*window = n > wl && !strcmp(path + n - wl, TEXTCACHE_WINDOW);
+	uint64_t dev = strtoull(name + 1, &end, 16);
+	if (*end != '.')
+		return NULL;
+	uint64_t ino = strtoull(end + 1, &end, 16);
+	if (*end != '.')
+		return NULL;
+	for (size_t j = 0; j < s->n; j++) {
+		const struct smaps_map *m = &s->map[j];
+		if (j != i && m->inode == ino && ((uint64_t)m->maj << 32 | m->min) == dev && m->path[0] == '/' &&
+		    !path_in_cache(m->path, cache_dir))
+			return m->path;
+	}
+	return NULL;
+}
+
+uint64_t windows_huge_kb(const struct smaps *s, const char *cache_dir, const char **lib)
+{
+	uint64_t kb = 0;
+	int window;
+
+	*lib = NULL;
+	for (size_t i = 0; i < s->n; i++) {
+		const char *src = cache_entry_source(s, i, cache_dir, &window);
+		if (!window)
+			continue;
+		kb += smaps_huge_kb(&s->map[i]);
+		if (!*lib)
+			*lib = src;
+	}
+	return kb;
+}
+
 uint64_t program_huge_kb(const struct smaps *s, const char *prog, int fd, const char *cache_dir, const uint64_t *blocks_kb)
 {
 	char anon[PATH_MAX + 32], entry[PATH_MAX + TEXTCACHE_NAME_MAX] = "", name[TEXTCACHE_NAME_MAX];

@@ -22,6 +22,19 @@ char *program_of(long pid, const char *cache_dir, const struct loaders *ld, int 
 /* Whether path names a file under the text cache at cache_dir ("": none). */
 int path_in_cache(const char *path, const char *cache_dir);
 
+/* For mapping i of s, a text cache entry under cache_dir: the file it
+ * copies, as the process maps it -- the mapping of the file whose device
+ * and inode begin the entry's name (textcache_name), a library's data
+ * beside its text.  Only what the kernel says is mapped (the entry's
+ * NAME.source, root's, is not read).  Its path in s, or NULL; *window is
+ * set when the entry is a library's window (TEXTCACHE_WINDOW). */
+const char *cache_entry_source(const struct smaps *s, size_t i, const char *cache_dir, int *window);
+
+/* kB on 2 MiB pages of the libraries' windows the process maps from the
+ * text cache at cache_dir; into *lib (NULL when none) the path of the
+ * first's library. */
+uint64_t windows_huge_kb(const struct smaps *s, const char *cache_dir, const char **lib);
+
 /* kB of prog's own text on 2 MiB pages in the process whose smaps is s:
  * its file mappings, tiexec's copies of it ([anon:tiexec:PROG]) and its
  * text cache entry under cache_dir (found from its file fd); with blocks_kb (per mapping of s, or

@@ -166,6 +166,29 @@ static void add_totals(struct totals *t, const struct smaps_map *m)
 	t->cache_kb += from_cache(m) ? m->shmem_pmd_kb : 0;
 }
 
+/* The MAPPING cell of mapping i and its newline: its path, and for a text
+ * cache entry the file it copies (a library's window: whose). */
+static void put_mapping(const struct smaps *s, size_t i)
+{
+	const struct smaps_map *m = &s->map[i];
+	int window;
+
+	if (*m->path)
+		put_text(m->path, stdout);
+	else
+		fputs("(anonymous)", stdout);
+	if (from_cache(m)) {
+		const char *src = cache_entry_source(s, i, cache_dir, &window);
+		fputs(window ? " (text cache: the window of " : src ? " (text cache: " : " (text cache", stdout);
+		if (window && !src)
+			fputs("a library", stdout);
+		else if (src)
+			put_text(src, stdout);
+		putchar(')');
+	}
+	putchar('\n');
+}
+
 /* kB as MiB with one decimal. */
 static void mib(char *out, size_t n, uint64_t kb)
 {
@@ -246,13 +269,7 @@ static void print_human(long pid, const char *comm, const char *exe, const struc
 			printf("%*s  ", bw, bc);
 		}
 		printf("%*s  ", w[2], v[2]);
-		if (*m->path)
-			put_text(m->path, stdout);
-		else
-			fputs("(anonymous)", stdout);
-		if (from_cache(m))
-			fputs(" (text cache)", stdout);
-		putchar('\n');
+		put_mapping(s, i);
 	}
 	if (!any)
 		puts("  (no executable mappings)");
@@ -391,7 +408,8 @@ static int report_check(long pid, const struct smaps *s)
 		       pid, prog);
 	else {
 		struct running_huge h = { program_huge_kb(s, prog, fd, cache_dir, bl.kb),
-					  libs_huge_kb(s, prog, fd, cache_dir, bl.kb), bl.part_kb };
+					  libs_huge_kb(s, prog, fd, cache_dir, bl.kb), bl.part_kb, 0, NULL };
+		h.window_kb = windows_huge_kb(s, cache_dir, &h.window_lib);
 		r = check_running(pid, prog, fd, &h, cache_dir);
 	}
 	blocks_free(&bl);

@@ -79,6 +79,16 @@ int advise_print(const char *prog, const char *cache_dir)
 		       " more in 2 MiB contiguous blocks (tiexec asks with MADV_HUGEPAGE); \"always\" also puts every"
 		       " process's 2 MiB-aligned anonymous memory in 2 MiB folios (a postgres with ICU: about 35 MiB more)\n",
 		       MIB(a.block_gain));
+	struct window_advice w;
+	if (advise_window(prog, &a, cache_dir, &w)) {
+		printf("  window: %s: ", w.lib); /* the paths needed_libs found */
+		if (*w.why)
+			printf("none: %s\n", w.why);
+		else
+			printf("its read-only image (%.1f MiB) on one 2 MiB page of the text cache, shared by every process"
+			       " (its headers and read-only data executable: --no-windows turns it off)\n",
+			       MIB(w.image));
+	}
 	print_geometry(&a);
 	return 0;
 }
@@ -171,9 +181,24 @@ static uint64_t libs_aligned(const char *prog, const struct advice *a)
 	return sum;
 }
 
+/* "; libc.so.6's read-only image in a 2 MiB window" for --check PROG's
+ * verdict, or "; libc.so.6 has no window: no window entry ..." where only
+ * the entry is wanting (a stamp's --no-windows, no cache at all: said by
+ * --advise, not here). */
+static void print_window(const struct window_advice *w)
+{
+	const char *lib = strrchr(w->lib, '/') ? strrchr(w->lib, '/') + 1 : w->lib;
+
+	if (*w->lib && !*w->why)
+		printf("; %s's read-only image (%.1f MiB) in a 2 MiB window", lib, MIB(w->image));
+	else if (*w->lib && w->missing)
+		printf("; %s has no window: %s", lib, w->why);
+}
+
 int check_prog(const char *prog, const char *cache_dir)
 {
 	struct advice a;
+	struct window_advice w;
 	char why[300], base[24];
 	const char *way, *rule;
 
@@ -191,16 +216,21 @@ int check_prog(const char *prog, const char *cache_dir)
 		return 1;
 	}
 	uint64_t huge = expected(&a, &way, why, sizeof(why)), libs = libs_aligned(prog, &a);
-	if (!huge && libs) {
+	advise_window(prog, &a, cache_dir, &w);
+	if (!huge && (libs || (*w.lib && !*w.why))) {
 		/* A dynamic program below its min-text is still loaded, for
 		 * its libraries: they are what it gets. */
-		printf("%s: ok: %.1f MiB of its libraries' text in whole 2 MiB pieces, placed after ld.so maps them; "
-		       "its own text stays on %s pages (%s)\n",
-		       prog, MIB(libs), base_pages(&a, base, sizeof(base)), why);
+		printf("%s: ok", prog);
+		if (libs)
+			printf(": %.1f MiB of its libraries' text in whole 2 MiB pieces, placed after ld.so maps them", MIB(libs));
+		print_window(&w);
+		printf("; its own text stays on %s pages (%s)\n", base_pages(&a, base, sizeof(base)), why);
 		return 0;
 	}
 	if (!huge) {
-		printf("%s: would run on %s pages: %s\n", prog, base_pages(&a, base, sizeof(base)), why);
+		printf("%s: would run on %s pages: %s", prog, base_pages(&a, base, sizeof(base)), why);
+		print_window(&w);
+		putchar('\n');
 		return 1;
 	}
 	if (!*way) {
@@ -211,6 +241,7 @@ int check_prog(const char *prog, const char *cache_dir)
 	printf("%s: ok: %.1f of %.1f MiB of its text would be on 2 MiB pages (%s)", prog, MIB(huge), MIB(a.text), way);
 	if (libs)
 		printf(", and %.1f MiB of its libraries' (whole 2 MiB pieces, placed after ld.so)", MIB(libs));
+	print_window(&w);
 	putchar('\n');
 	return 0;
 }
@@ -247,6 +278,11 @@ int check_running(long pid, const char *prog, int fd, const struct running_huge 
 	printf("%ld %s: ok: %.1f MiB of its text on 2 MiB pages", pid, prog, (double)huge_kb / 1024);
 	if (h->libs_kb)
 		printf(", and %.1f MiB of its libraries'", (double)h->libs_kb / 1024);
+	if (h->window_kb) {
+		const char *lib = h->window_lib ? strrchr(h->window_lib, '/') : NULL;
+		printf(" (%.1f MiB of that: %s's read-only image in its 2 MiB window)", (double)h->window_kb / 1024,
+		       lib ? lib + 1 : "a library");
+	}
 	if (h->part_kb)
 		printf("; %.1f MiB of that in 2 MiB blocks it has mapped only in part so far (a forked child maps its text as it runs)",
 		       (double)h->part_kb / 1024);

@@ -15,6 +15,8 @@ int check_prog(const char *prog, const char *cache_dir);
  * of both, what lies in blocks it has mapped only in part so far. */
 struct running_huge {
 	uint64_t own_kb, libs_kb, part_kb;
+	uint64_t window_kb;     /* of libs_kb: libraries' windows (libc's) */
+	const char *window_lib; /* the first window's library, or NULL */
 };
 
 /* Process pid running prog, whose file program_of opened as fd (not

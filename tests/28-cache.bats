@@ -180,7 +180,7 @@ stop() {
 	run "$STAT" --json "$pid"
 	[[ "$output" == *'"cache_kb":65536}'* ]]
 	run "$STAT" "$pid"
-	[[ "$output" == *"(text cache)"* ]]
+	[[ "$output" == *" (text cache: $C/ramfs/big)"* ]]
 	stop
 }
 
@@ -573,6 +573,72 @@ libc_ro_end() {
 	run_t "$WARM" --config "$C/warm.conf" --prune
 	[ "$status" -eq 0 ]
 	ls "$C"/text/*.window
+}
+
+# #54 item 4: tiexec-stat says where libc's window is and why there is
+# none: the table names the library a window (or any entry) holds, from the
+# process's own mapping of that file; --check PID and PROG count it;
+# --advise says it, or why not.
+@test "tiexec-stat: libc's window named in the table, counted by --check, explained by --advise" {
+	[ "$(uname -m)" = x86_64 ] || skip_unsupported "windows are for a page-aligned libc (x86-64); arm64's is in a reservation"
+	local stat=$BUILD/stat/tiexec-stat libc w=$BATS_TEST_TMPDIR
+	libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+	run_t "$WARM" --config "$C/warm.conf" /bin/sleep
+	ls "$C"/text/*.window
+	cp /bin/sleep "$w/slp"
+	"$BUILD/stamp/tiexec-stamp" "$w/slp" 2>/dev/null
+	"$TIEXEC" "$w/slp" 30 &
+	local p=$!
+	sleep 1
+	run "$stat" "$p"
+	echo "$output"
+	# Named by libc's own mapping in the process (ld.so's path for it).
+	grep -E '^  0x[0-9a-f]+ +0x[0-9a-f]+ +r-xp +2\.0 +2\.0 +2\.0  /.*\.window \(text cache: the window of /.*libc\.so\.6\)$' <<<"$output"
+	run "$stat" --check "$p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	same "$p $w/slp: ok: 0.0 MiB of its text on 2 MiB pages, and 2.0 MiB of its libraries' (2.0 MiB of that: libc.so.6's read-only image in its 2 MiB window)" "$output"
+	kill "$p"
+	wait "$p" || true
+	# Without the window (--no-windows): no such words.
+	"$TIEXEC" --no-windows "$w/slp" 30 &
+	p=$!
+	sleep 1
+	run "$stat" "$p"
+	[[ "$output" != *window* ]]
+	run "$stat" --check "$p"
+	echo "$output"
+	[[ "$output" != *window* ]]
+	kill "$p"
+	wait "$p" || true
+
+	# --advise: the window, or why none.
+	run "$stat" --advise "$w/slp"
+	echo "$output"
+	grep -E "^  window: /.*libc\.so\.6: its read-only image \(1\.[0-9] MiB\) on one 2 MiB page of the text cache, shared by every process" <<<"$output"
+	"$BUILD/stamp/tiexec-stamp" --no-windows "$w/slp" 2>/dev/null
+	run "$stat" --advise "$w/slp"
+	grep -E "^  window: /.*libc\.so\.6: none: its stamp says --no-windows$" <<<"$output"
+	"$BUILD/stamp/tiexec-stamp" --windows "$w/slp" 2>/dev/null
+	# --check PROG (a rule in a private binfmt_misc): the window is said,
+	# and so is a missing entry, which tiexec-warm makes.
+	local check='mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || exit 90
+		"$1/packaging/tiexec-binfmt" register --interpreter "$2" >/dev/null || exit 91
+		"$1/stat/tiexec-stat" --check "$3"'
+	run --separate-stderr timeout 60 unshare --user --map-root-user --mount bash -c "$check" _ "$BUILD" "$TIEXEC" "$w/slp"
+	echo "$output"
+	[ "$status" -ne 90 ] || skip_unsupported "no private binfmt_misc instance (needs Linux >= 6.7)"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "$w/slp: ok; libc.so.6's read-only image (1."?" MiB) in a 2 MiB window; its own text stays on 4 KiB pages ("* ]]
+	mkdir "$w/aside"
+	mv "$C"/text/*.window* "$w/aside/"
+	run --separate-stderr timeout 60 unshare --user --map-root-user --mount bash -c "$check" _ "$BUILD" "$TIEXEC" "$w/slp"
+	mv "$w/aside/"* "$C/text/"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "$w/slp: would run on 4 KiB pages: "*"; libc.so.6 has no window: no window entry in the text cache (tiexec-warm PROG makes one)" ]]
+	run "$stat" --advise "$w/slp"
+	grep -E "^  window: /.*libc\.so\.6: its read-only image" <<<"$output"
 }
 
 @test "perf and gdb name the functions that run from a cache entry" {
