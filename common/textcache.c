@@ -172,6 +172,16 @@ int textcache_layout(int efd, const Elf64_Phdr *ph, unsigned n, uint64_t *off, c
 	return 0;
 }
 
+int textcache_reserved(const Elf64_Phdr *ph, unsigned n)
+{
+	uint64_t align = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_align > align)
+			align = ph[i].p_align;
+	return align > TX_PAGE && !(align & (align - 1));
+}
+
 /* See textcache.h: the library's segments before the first writable one, if they map the file's first
  * bytes as they lie there (p_offset the distance from the first one's
  * p_vaddr, the first at offset 0) and end by the writable one's first

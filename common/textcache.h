@@ -60,6 +60,13 @@ size_t textcache_name(const struct statx *st, char *out, size_t n);
  * one's first page and within 2 MiB. */
 uint64_t textcache_window_end(const Elf64_Phdr *ph, unsigned n);
 
+/* Whether glibc's ld.so maps the library with program headers ph in a
+ * reservation of its own, aligned to a p_align above the page (GNU ld's
+ * 64 KiB on arm64): ld.so gives the reservation's head back just below
+ * the library's start, where a window's hold would be, so no window is
+ * planned for it (interp/libplan.c) and none is made (tiexec-warm). */
+int textcache_reserved(const Elf64_Phdr *ph, unsigned n);
+
 /* Whether the library at path gets a window: glibc's libc (libc.so.6),
  * the one library named so far (interp/libplan.c says why). */
 int textcache_windowed(const char *path);

@@ -84,33 +84,62 @@ static int kernel_aligns_files(void)
  * reservation's head where the window's hold would be.  And only where
  * the text cache holds its window entry (cache: the cache's directory, or
  * NULL), which the stage after ld.so maps (libwindow.c checks it there):
- * without one a window gains nothing. */
-static int windowed(const struct walk *w, const struct walk_lib *l, const char *cache)
+ * without one a window gains nothing.  NULL when it gets one; "" when it
+ * is no such library, windows are off or there is no cache here (nothing
+ * to say); else why not. */
+static const char *window_why(const struct walk *w, const struct walk_lib *l, const char *cache)
 {
 	char p[PATH_MAX];
 	struct statx st;
 	size_t n;
 
-	if (!cache || l->req.target || l->reserve || !l->ro_end || !textcache_windowed(walk_str(w, l->path)) ||
-	    sys_statx(TX_AT_FDCWD, walk_str(w, l->path), 0, STATX_BASIC_STATS, &st) < 0 || (n = strlen(cache)) + 2 > sizeof(p))
-		return 0;
+	if (!cache || l->req.target || !textcache_windowed(walk_str(w, l->path)))
+		return "";
+	if (!l->ro_end || l->reserve)
+		return sys_faccessat(TX_AT_FDCWD, cache, 0) != 0 ? "" /* no cache here */
+		       : !l->ro_end ? "its read-only image is not its file's first bytes within 2 MiB"
+				    : "ld.so maps it in a reservation (p_align above the page): no window is planned there yet";
+	if (sys_statx(TX_AT_FDCWD, walk_str(w, l->path), 0, STATX_BASIC_STATS, &st) < 0 ||
+	    (n = strlen(cache)) + 2 > sizeof(p))
+		return "";
 	memcpy(p, cache, n);
 	p[n++] = '/';
-	return textcache_window_name(&st, p + n, sizeof(p) - n) && sys_faccessat(TX_AT_FDCWD, p, 0) == 0 /* F_OK */;
+	if (textcache_window_name(&st, p + n, sizeof(p) - n) && sys_faccessat(TX_AT_FDCWD, p, 0) == 0 /* F_OK */)
+		return NULL;
+	return sys_faccessat(TX_AT_FDCWD, cache, 0) != 0 ? "" : "no window entry in the text cache (tiexec-warm PROG makes one)";
 }
 
-/* The requests for the libraries the walk finds into q (LDPLAN_MAX_REQS),
- * their paths' pool offsets into path: how many, up to the last target
- * (0: no target).  A page-aligned library of 2 MiB or more is mapped by
+/* After the plan stopped at library stop: the first library the walk
+ * finds that could have a window, which has none for that reason (-v
+ * only: it opens the rest of the libraries). */
+static void window_after_stop(struct exec *ex, uint16_t stop)
+{
+	const struct walk_lib *l;
+
+	if (sys_faccessat(TX_AT_FDCWD, ex->cache_dir, 0) != 0)
+		return; /* no cache here: nothing to say */
+	while (!ex->window_why && (l = libwalk_next(&ex->walk)))
+		if (textcache_windowed(walk_str(&ex->walk, l->path))) {
+			ex->window_why = "the plan stops before it";
+			ex->window_lib = l->path;
+			ex->window_stop = stop;
+		}
+}
+
+/* The requests for the libraries the walk finds into ex->ldp_req
+ * (LDPLAN_MAX_REQS), their paths' pool offsets into ex->ldp_path: how
+ * many, up to the last target (0: no target).  A page-aligned library of 2 MiB or more is mapped by
  * ld.so from its file: on a kernel that aligns such mappings the kernel
  * places it (2 MiB-aligned, congruent where its text is) and the walk
  * stops there, no target after it; on an older one (5.10) it lands where
  * an anonymous stand-in does, at random, and is planned like the rest.
  * With windows (wdir: the text cache's directory, else NULL), libc is a target
  * too: its read-only image ending on a 2 MiB boundary, the rest of that
- * 2 MiB below it held. */
-static unsigned requests(struct walk *w, struct ldplan_req *q, uint16_t *path, const char *wdir)
+ * 2 MiB below it held; where it cannot be, ex->window_why says why. */
+static unsigned requests(struct exec *ex, const char *wdir)
 {
+	struct walk *w = &ex->walk;
+	struct ldplan_req *q = ex->ldp_req;
 	const struct walk_lib *l;
 	unsigned k = 0, last = 0;
 	int cache = 0, aligns = kernel_aligns_files();
@@ -118,17 +147,24 @@ static unsigned requests(struct walk *w, struct ldplan_req *q, uint16_t *path, c
 	q[k++] = (struct ldplan_req){ .len = RTLD_MALLOC_PAGE };
 	while (k + 2 <= LDPLAN_MAX_REQS && (l = libwalk_next(w))) {
 		struct statx sx;
-		if (!l->reserve && l->req.len >= TX_HUGE && aligns)
+		if (!l->reserve && l->req.len >= TX_HUGE && aligns) {
+			if (ex->opt.verbose && wdir)
+				window_after_stop(ex, l->path);
 			break;
+		}
 		if (l->how == 2 && !cache++ &&
 		    sys_statx(TX_AT_FDCWD, "/etc/ld.so.cache", 0, STATX_SIZE, &sx) == 0 && sx.stx_size)
 			q[k++] = (struct ldplan_req){ .len = sx.stx_size };
-		path[k] = l->path;
+		ex->ldp_path[k] = l->path;
 		q[k] = l->req;
-		if (windowed(w, l, wdir)) {
+		const char *why = window_why(w, l, wdir);
+		if (!why) {
 			q[k].residue = (TX_HUGE - l->ro_end) & (TX_HUGE - 1);
 			q[k].below = q[k].residue;
 			q[k].target = 1;
+		} else if (*why && !ex->window_why) {
+			ex->window_why = why;
+			ex->window_lib = l->path;
 		}
 		if (q[k++].target)
 			last = k;
@@ -141,10 +177,12 @@ void libplan_stage(struct exec *ex)
 	char origin[PATH_MAX];
 
 	ex->ldp.n = 0;
+	ex->window_why = NULL;
+	ex->window_stop = 0;
 	if (!plannable(ex))
 		return;
 	origin_of(ex->path, origin, sizeof(origin));
 	libwalk_start(&ex->walk, &ex->prog, &ex->interp, origin);
 	ex->ldp.req = ex->ldp_req;
-	ex->ldp.n = requests(&ex->walk, ex->ldp_req, ex->ldp_path, ex->opt.windows ? ex->cache_dir : NULL);
+	ex->ldp.n = requests(ex, ex->opt.windows ? ex->cache_dir : NULL);
 }

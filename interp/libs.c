@@ -397,6 +397,20 @@ static unsigned plan_done(struct exec *ex, struct range *win)
 		}
 		say(&m);
 	}
+	if (ex->window_why) {
+		struct msg m;
+		msg_head(&m, ex->path);
+		msg_str(&m, "library '");
+		msg_str(&m, walk_str(&ex->walk, ex->window_lib));
+		msg_str(&m, "': no window: ");
+		msg_str(&m, ex->window_why);
+		if (ex->window_stop) {
+			msg_str(&m, ", at '");
+			msg_str(&m, walk_str(&ex->walk, ex->window_stop));
+			msg_str(&m, "' (2 MiB or more, page-aligned: the kernel places it, not the plan)");
+		}
+		say(&m);
+	}
 	for (unsigned k = 0; k < ex->ldp.n; k++) {
 		if (!ex->ldp_req[k].target)
 			continue;

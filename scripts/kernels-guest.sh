@@ -99,7 +99,7 @@ drop
 "$d/tiexec" -v "$d/bl" loop 10 >/dev/null 2>"$T/lib"
 "$d/tiexec" -v "$d/bl" loop 10 >/dev/null 2>"$T/lib"
 say lib-auto "$(lib_placed "$T/lib")"
-say lib-auto-why "$(grep "library" "$T/lib" | grep -v "$SUMMARY" | sed "s/^tiexec: '[^']*': library '[^']*': //" | head -1)"
+say lib-auto-why "$(grep "library" "$T/lib" | grep -v -e "$SUMMARY" -e "': no window: " | sed "s/^tiexec: '[^']*': library '[^']*': //" | head -1)"
 
 # musl (arm64): the same library stage through musl's dynamic linker, whose
 # hook is at the program's entry (AT_ENTRY), not a preinit array.
@@ -233,7 +233,7 @@ done
 say libc-window "$wleast kB in $wins of 5 starts"
 "$d/tiexec" -v "$d/bl" loop 10 >/dev/null 2>"$T/clib"
 say cache-lib "$(lib_placed "$T/clib")"
-say cache-lib-why "$(grep "library" "$T/clib" | grep -v "$SUMMARY" | sed "s/^tiexec: '[^']*': library '[^']*': //" | head -1)"
+say cache-lib-why "$(grep "library" "$T/clib" | grep -v -e "$SUMMARY" -e "': no window: " | sed "s/^tiexec: '[^']*': library '[^']*': //" | head -1)"
 # Per start (tx_starts, 20 unless scripts/kernels --starts says): the
 # 16 MiB library's text on PMDs shared by every process (from the page
 # cache's 2 MiB folios or the text cache's entry) and its private copy,

@@ -266,13 +266,11 @@ static int window_headers(struct window_advice *w, int *fd_out)
 		snprintf(w->why, sizeof(w->why), "its read-only image is not its file's first bytes within 2 MiB");
 		return 0;
 	}
-	for (unsigned i = 0; i < eh.e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && ph[i].p_align > (uint64_t)sysconf(_SC_PAGESIZE)) {
-			snprintf(w->why, sizeof(w->why),
-				 "ld.so maps it in a reservation (p_align %ju KiB): no window is planned there yet",
-				 (uintmax_t)ph[i].p_align >> 10);
-			return 0;
-		}
+	if (textcache_reserved(ph, eh.e_phnum)) {
+		snprintf(w->why, sizeof(w->why),
+			 "ld.so maps it in a reservation (p_align above the page): no window is planned there yet");
+		return 0;
+	}
 	return 1;
 }
 

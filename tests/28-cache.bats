@@ -492,6 +492,7 @@ libc_ro_end() {
 	rm -f "$C"/text/*.window "$C"/text/*.window.source
 	run_t "$TIEXEC" -v /bin/ls /
 	[[ "$output" != *"libc.so.6': planned"* ]]
+	[[ "$output" == *"libc.so.6': no window: no window entry in the text cache (tiexec-warm PROG makes one)"* ]]
 	run_t "$WARM" --config "$C/warm.conf" /bin/ls
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"$libc: its read-only image (1."?" MiB) in a 2 MiB window entry of the text cache (made now, 2.0 MiB in memory)"* ]]
@@ -530,6 +531,16 @@ libc_ro_end() {
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"libc.so.6': planned before ld.so: its read-only image in a 2 MiB window of its own, mapped"* ]]
 	[[ "$stderr" != *".window'"* ]]
+	# -v says why libc has none where the plan stops before it: a
+	# page-aligned library of 2 MiB or more (lld's), which from Linux 5.18
+	# the kernel places (clang-14's libclang-cpp, #54).
+	run --separate-stderr timeout 60 "$TIEXEC" -v "$FX/bl-lld" loop 10
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' 5.18 "$(uname -r | cut -d- -f1)" | sort -V | sed -n 1p)" != 5.18 ] ||
+		[[ "$stderr" == *"libc.so.6': no window: the plan stops before it, at '$FX/libbl-lld.so' (2 MiB or more, page-aligned: the kernel places it, not the plan)"* ]]
+	# With no window asked for, nothing is said of one.
+	run --separate-stderr timeout 60 "$TIEXEC" -v --no-windows "$FX/bl-lld" loop 10
+	[[ "$stderr" != *"window"* ]]
 	# Two processes map the same physical page (pagemap, as root).
 	"$TIEXEC" /bin/sleep 30 &
 	local p1=$!
