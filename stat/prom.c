@@ -44,6 +44,9 @@ struct totals {
 	 * blocks could not be measured (not root). */
 	uint64_t blocks_file_kb, blocks_cache_kb, blocks_copy_kb, blocks_unmeasured;
 	uint64_t unreadable; /* processes whose smaps one may not read */
+	/* Of cache_kb: libraries' windows (libc's read-only image), and the
+	 * processes that map one. */
+	uint64_t window_kb, window_procs;
 	struct program *prog;
 	size_t nprog;
 };
@@ -175,6 +178,9 @@ static void add_process(long pid, const struct prom_sources *src, struct totals 
 		smaps_free(&s);
 		return;
 	}
+	const char *lib;
+	p.window_kb = windows_huge_kb(&s, cache_dir, &lib);
+	p.window_procs = p.window_kb > 0;
 	struct blocks bl;
 	blocks_measure(pid, &s, &bl);
 	add_blocks(&s, &bl, cache_dir, &p);
@@ -197,6 +203,8 @@ static void add_process(long pid, const struct prom_sources *src, struct totals 
 	t->cache_kb += p.cache_kb;
 	t->copy_kb += p.copy_kb;
 	t->small_kb += p.small_kb;
+	t->window_kb += p.window_kb;
+	t->window_procs += p.window_procs;
 }
 
 /* Whether this kernel's PMD is larger than the 2 MiB piece, so that text
@@ -275,20 +283,27 @@ static void warm_state(FILE *f, const char *warm)
 	size_t cap = 0;
 	int first = 1;
 	while (getline(&line, &cap, in) > 0) {
-		char fpath[8192], route[32];
+		char fpath[8192], route[32], cache[32] = "";
 		uint64_t aligned, warmkb, unmeasured = 0;
 		/* The cache route says how much of its text is in 2 MiB pages
-		 * as huge_kb; the page cache route as warm_kb. */
+		 * as huge_kb; the page cache route as warm_kb; the window route
+		 * its read-only image (image_kb), warm where its entry is. */
 		const char *w = json_member(line, "warm_kb");
 		if (json_get_string(json_member(line, "path"), fpath, sizeof(fpath)) < 0 ||
-		    json_get_string(json_member(line, "route"), route, sizeof(route)) < 0 ||
-		    json_get_u64(json_member(line, "aligned_kb"), &aligned) < 0 ||
-		    json_get_u64(w ? w : json_member(line, "huge_kb"), &warmkb) < 0)
+		    json_get_string(json_member(line, "route"), route, sizeof(route)) < 0)
+			continue;
+		if (!strcmp(route, "window")) {
+			if (json_get_u64(json_member(line, "image_kb"), &aligned) < 0)
+				continue;
+			json_get_string(json_member(line, "cache"), cache, sizeof(cache));
+			warmkb = !strcmp(cache, "present") || !strcmp(cache, "made") ? aligned : 0;
+		} else if (json_get_u64(json_member(line, "aligned_kb"), &aligned) < 0 ||
+			   json_get_u64(w ? w : json_member(line, "huge_kb"), &warmkb) < 0)
 			continue;
 		json_get_u64(json_member(line, "unmeasured_kb"), &unmeasured);
 		if (first)
 			head(f, "tiexec_warm_text_bytes", "gauge",
-			     "Text of each file tiexec-warm is configured for: its whole 2 MiB pieces (state=\"aligned\"), those warm in 2 MiB pages (state=\"warm\"), and those that may be 2 MiB contiguous blocks but were not measured (state=\"unmeasured\": reading frame numbers takes CAP_SYS_ADMIN), by route.");
+			     "Text of each file tiexec-warm is configured for: its whole 2 MiB pieces (state=\"aligned\"), those warm in 2 MiB pages (state=\"warm\"), and those that may be 2 MiB contiguous blocks but were not measured (state=\"unmeasured\": reading frame numbers takes CAP_SYS_ADMIN), by route; for route=\"window\", a library's read-only image in its 2 MiB window entry.");
 		first = 0;
 		static const char *const state[] = { "aligned", "warm", "unmeasured" };
 		uint64_t kb[] = { aligned, warmkb, unmeasured };
@@ -391,6 +406,11 @@ int prom_write(FILE *f, const struct prom_sources *src, uint64_t *unreadable)
 	fprintf(f, "tiexec_text_huge_bytes{way=\"file\"} %" PRIu64 "\n", t.file_kb * 1024);
 	fprintf(f, "tiexec_text_huge_bytes{way=\"cache\"} %" PRIu64 "\n", t.cache_kb * 1024);
 	fprintf(f, "tiexec_text_huge_bytes{way=\"copy\"} %" PRIu64 "\n", t.copy_kb * 1024);
+	head(f, "tiexec_text_window_bytes", "gauge",
+	     "Of way=\"cache\": libraries' read-only images on 2 MiB pages from their window entries (libc's window), summed over those processes.");
+	fprintf(f, "tiexec_text_window_bytes %" PRIu64 "\n", t.window_kb * 1024);
+	head(f, "tiexec_processes_window", "gauge", "Processes that map a library's window from the text cache (libc's).");
+	fprintf(f, "tiexec_processes_window %" PRIu64 "\n", t.window_procs);
 	int blocks = blocks_geometry();
 	if (blocks) {
 		head(f, "tiexec_text_blocks_bytes", "gauge",

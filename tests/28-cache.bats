@@ -650,6 +650,24 @@ libc_ro_end() {
 	[[ "$output" == "$w/slp: would run on 4 KiB pages: "*"; libc.so.6 has no window: no window entry in the text cache (tiexec-warm PROG makes one)" ]]
 	run "$stat" --advise "$w/slp"
 	grep -E "^  window: /.*libc\.so\.6: its read-only image" <<<"$output"
+
+	# --prometheus: the windows' bytes and processes, and tiexec-warm's
+	# window route for libc (configured through a program that needs it).
+	printf 'cache %s\n/bin/sleep\n' "$C/text" >"$w/warm.conf"
+	printf '#!/bin/sh\nexec "%s" --config "%s" "$@"\n' "$WARM" "$w/warm.conf" >"$w/warm"
+	chmod +x "$w/warm"
+	"$TIEXEC" "$w/slp" 30 &
+	p=$!
+	sleep 1
+	run --separate-stderr env TIEXEC_WARM="$w/warm" "$stat" --prometheus
+	kill "$p"
+	wait "$p" || true
+	echo "$output" | grep -E 'window'
+	[ "$status" -eq 0 ]
+	[ "$(awk '$1 == "tiexec_processes_window" { print $2 }' <<<"$output")" -ge 1 ]
+	[ "$(awk '$1 == "tiexec_text_window_bytes" { print $2 }' <<<"$output")" -ge $((2 << 20)) ]
+	grep -E "^tiexec_warm_text_bytes\{path=\"$libc\",route=\"window\",state=\"warm\"\} 1[0-9]{6}$" <<<"$output"
+	! command -v promtool >/dev/null || promtool check metrics <<<"$output"
 }
 
 @test "perf and gdb name the functions that run from a cache entry" {
