@@ -79,10 +79,9 @@ struct exec {
 	struct ldplan_holds ldp_holds;
 	int ldp_held;
 	/* The first library that could have a window and has none (-v): why
-	 * (NULL: none such), its path, and the library the plan stopped at
-	 * before it (0: none; walk's pool). */
+	 * (NULL: none such) and its path (walk's pool). */
 	const char *window_why;
-	uint16_t window_lib, window_stop;
+	uint16_t window_lib;
 	long fail_err;          /* and its negative errno */
 
 	/* final_open: the final stage's page, before the stack decides the

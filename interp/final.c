@@ -379,8 +379,10 @@ __attribute__((noreturn)) static void hop_to_ldso(struct exec *ex)
 	ex->page = page_commit(&ex->fp, NULL);
 	fin->page_len = ex->fp.len;
 	/* The last of our own mappings is in place: what ld.so finds. */
-	if (ex->ldp.n)
+	if (ex->ldp.n) {
 		ex->ldp_held = ldplan_hold(&ex->ldp, &ex->ldp_holds);
+		ldplan_close(&ex->ldp);
+	}
 	fds_restore(&ex->fds);
 	keep_program_fd(ex);
 	arch_jump_final((void *)(uintptr_t)ex->plan.dst, ex->blk.w, ex->plan.len, arch_final_code, &hop);

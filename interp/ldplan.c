@@ -5,6 +5,12 @@
  * delta bytes of the gap the target lands in moves it delta lower, the
  * requests before it staying where they were.
  *
+ * A page-aligned file mapping of 2 MiB or more the kernel places itself
+ * from Linux 5.18 (2 MiB-aligned after asking 2 MiB more): its stand-in is
+ * the library's own file, and holds keep out of the span it asked, which
+ * would move it, but for one that moves it 2 MiB lower on purpose
+ * (request_file, place).
+ *
  * For a reservation (align above the page) the library starts at the
  * reservation aligned up to align, so any landing in the align bytes
  * below its wanted start gives the same start: the plan aims at the middle
@@ -18,13 +24,50 @@
 
 struct stand_in {
 	uint64_t a, len;
+	/* A kernel-aligned file mapping's search (req.file): the span of
+	 * its length and 2 MiB more that the kernel asked free; 0, 0: none. */
+	uint64_t lo, hi;
 };
+
+/* A file mapping the kernel aligns (thp_get_unmapped_area, Linux 5.18
+ * on): it asks for the length and 2 MiB more, top-down, and maps the file
+ * at the highest 2 MiB boundary in that span.  The span is asked first
+ * with an anonymous probe of its length, which the kernel places the same
+ * way (it aligns an anonymous mapping only when its length is a multiple
+ * of 2 MiB); where the file then lands outside it, the span is taken as
+ * the 2 MiB on either side.  Holding anything in the span moves the file. */
+static long request_file(const struct ldplan_req *q, struct stand_in *s)
+{
+	uint64_t len = tx_up(q->len, TX_PAGE), pad = len + TX_HUGE;
+	long g = sys_mmap(0, pad, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (g >= 0)
+		sys_munmap((uint64_t)g, pad);
+	long r = sys_mmap(0, q->len, PROT_NONE, MAP_PRIVATE, q->fd, 0);
+	if (r < 0)
+		return r;
+	s->a = (uint64_t)r;
+	s->len = len;
+	s->lo = (uint64_t)g;
+	s->hi = (uint64_t)g + pad;
+	if (g < 0 || s->a < s->lo || s->a + len > s->hi) {
+		s->lo = s->a - TX_HUGE;
+		s->hi = s->a + len + TX_HUGE;
+	}
+	return 0;
+}
 
 /* One request as ld.so makes it, PROT_NONE: where the kernel put it into
  * *m, what stays mapped (the library's span) into *s.  0 or a negative
  * errno. */
 static long request(const struct ldplan_req *q, uint64_t *m, struct stand_in *s)
 {
+	s->lo = s->hi = 0;
+	if (q->file) {
+		long e = request_file(q, s);
+		*m = s->a;
+		return e;
+	}
 	long r = sys_mmap(0, q->len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (r < 0)
@@ -47,12 +90,53 @@ static long request(const struct ldplan_req *q, uint64_t *m, struct stand_in *s)
 
 /* What a replay of requests 0 to t saw: where t landed (m) and its
  * library's start, and the top a hold for it may have: t's own top, or
- * lower where t landed over space an earlier request held for a while (a
- * reservation's head or tail, given back), which that request must find
- * free again. */
+ * lower where t landed below space an earlier request held for a while (a
+ * reservation's head or tail, given back; a kernel-aligned file's span),
+ * which that request must find free again.  Where t landed in such a
+ * file's span above the file (the rest of its 2 MiB), hole is where that
+ * space starts (else 0) and span where the next span above it starts: a
+ * hold of [hole, t's top) below span keeps the file where it is (its
+ * search then starts 2 MiB below it) and sends t elsewhere.  stuck: t
+ * landed in such a span below its file, where no hold can move it. */
 struct seen {
 	uint64_t m, start, top;
+	uint64_t hole, span;
+	int stuck;
+	uint64_t stuck_top, stuck_hole; /* that file's span's top, and the space above the file */
+	int below_hit; /* t's below bytes lie over what a request before it used */
 };
+
+/* The spans of the kernel-aligned files among s[0..t) against t's landing
+ * (v->m): v->top lowered to one above it, or v->hole or v->stuck; and
+ * whether the below bytes under t's start lie over one, or over another
+ * request's stand-in. */
+static void spans(const struct stand_in *s, unsigned t, uint64_t below, struct seen *v)
+{
+	v->hole = 0;
+	v->stuck = 0;
+	v->below_hit = 0;
+	v->span = UINT64_MAX;
+	for (unsigned j = 0; j < t; j++) {
+		uint64_t lo = s[j].hi ? s[j].lo : s[j].a, hi = s[j].hi ? s[j].hi : s[j].a + s[j].len;
+		v->below_hit |= below && lo < v->start && hi > v->start - below;
+		if (!s[j].hi)
+			continue;
+		if (s[j].lo > v->m && s[j].lo < v->top)
+			v->top = s[j].lo;
+		else if (s[j].lo <= v->m && v->m < s[j].hi) {
+			if (v->m >= s[j].a + s[j].len)
+				v->hole = s[j].a + s[j].len;
+			else {
+				v->stuck = 1;
+				v->stuck_top = s[j].hi;
+				v->stuck_hole = s[j].hi - (s[j].a + s[j].len);
+			}
+		}
+	}
+	for (unsigned j = 0; v->hole && j < t; j++)
+		if (s[j].hi && s[j].lo >= v->hole && s[j].lo < v->span)
+			v->span = s[j].lo;
+}
 
 /* Replays requests 0 to t into *v and gives every stand-in back.  0 or a
  * negative errno. */
@@ -74,9 +158,10 @@ static long replay(const struct ldplan *p, unsigned t, struct seen *v)
 		v->top = at[t] + tx_up(p->req[t].len, TX_PAGE);
 		for (unsigned j = 0; j < t; j++) {
 			uint64_t end = at[j] + tx_up(p->req[j].len, TX_PAGE);
-			if (at[j] < v->top && end > v->m && at[j] > v->m)
+			if (!s[j].hi && at[j] < v->top && end > v->m && at[j] > v->m)
 				v->top = at[j];
 		}
+		spans(s, t, p->req[t].below, v);
 	}
 	while (k-- > 0)
 		sys_munmap(s[k].a, s[k].len);
@@ -129,26 +214,51 @@ static void release_to(struct ldplan_holds *h, unsigned n)
  * negative errno.  A hold lies where t landed, below what any request
  * before it used, so those land as before; it moves t down by the
  * distance from its landing to the aim modulo 2 MiB (2 MiB more where the
- * hold's top had to be lower).  A window target's below bytes are held
- * too, so that nothing ld.so maps later lands in its window. */
+ * hold's top had to be lower).  Where t landed in the rest of a
+ * kernel-aligned file's 2 MiB, that space is held instead, so that t lands
+ * elsewhere (seen.hole).  A window target's below bytes are held too, so
+ * that nothing ld.so maps later lands in its window; where they lie in a
+ * kernel-aligned file's span or over a mapping of the process's own, t is
+ * moved 2 MiB lower first. */
 static long place(const struct ldplan *p, unsigned t, struct ldplan_holds *h, uint64_t *start)
 {
 	const struct ldplan_req *q = &p->req[t];
 	unsigned before = h->n;
 	struct seen v;
 
-	for (unsigned round = 0; round < 4; round++) {
+	for (unsigned round = 0, moved = 0; round < 6; round++) {
 		long e = replay(p, t, &v);
 		if (e < 0)
 			return e;
-		if (landed(q, v.start)) {
-			if (q->below && !hold(h, v.start, q->below))
+		if (v.stuck) {
+			/* Below the file, in the 2 MiB its placement asked: move
+			 * the file itself 2 MiB lower, with the space that asked
+			 * made about 1 MiB above it and below it, which t does not
+			 * fit (its own top held down by more than that space). */
+			uint64_t d = v.stuck_hole + TX_HUGE / 2;
+			if (moved++ || !hold(h, v.stuck_top, d))
 				break;
-			*start = v.start;
-			return 1;
+			continue;
 		}
 		uint64_t end = v.m + tx_up(q->len, TX_PAGE);
+		if (v.hole) {
+			uint64_t top = end < v.span ? end : v.span;
+			uint64_t d = top > v.hole + TX_HUGE / 2 ? TX_HUGE / 2 : top > v.hole + TX_PAGE ? top - v.hole - TX_PAGE : 0;
+			if (!d || !hold(h, top, top - (v.hole + d)))
+				break;
+			continue;
+		}
+		int blocked = v.below_hit;
+		if (landed(q, v.start) && !blocked) {
+			if (!q->below || hold(h, v.start, q->below)) {
+				*start = v.start;
+				return 1;
+			}
+			blocked = 1; /* a mapping of the process's own is there */
+		}
 		uint64_t shift = tx_up((v.m - aim(q)) & (TX_HUGE - 1), TX_PAGE);
+		if (!shift && blocked)
+			shift = TX_HUGE;
 		if (shift && end - shift >= v.top)
 			shift += TX_HUGE;
 		if (!shift || !hold(h, v.top, v.top - (end - shift)))
@@ -178,6 +288,13 @@ int ldplan_hold(const struct ldplan *p, struct ldplan_holds *h)
 		n++;
 	}
 	return n;
+}
+
+void ldplan_close(const struct ldplan *p)
+{
+	for (unsigned k = 0; k < p->n; k++)
+		if (p->req[k].file)
+			sys_close(p->req[k].fd);
 }
 
 void ldplan_release(struct ldplan_holds *h)

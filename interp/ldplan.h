@@ -24,6 +24,11 @@ struct ldplan_req {
 	uint64_t residue;
 	int target;
 	uint64_t below;
+	/* A file mapping the kernel aligns (a page-aligned library of 2 MiB
+	 * or more, Linux 5.18 on): replayed as a PROT_NONE mapping of the
+	 * library itself, open at fd, so that the kernel places it as it
+	 * will place ld.so's. */
+	int file, fd;
 };
 
 struct ldplan {
@@ -46,6 +51,10 @@ struct ldplan_holds {
  * first target that could not be moved on, nothing is held (a miss costs
  * only the placement).  -1: a request cannot be replayed (nothing held). */
 int ldplan_hold(const struct ldplan *p, struct ldplan_holds *h);
+
+/* Closes the files of p's kernel-aligned requests (after ldplan_hold,
+ * before ld.so runs: it finds the descriptors it expects). */
+void ldplan_close(const struct ldplan *p);
 
 /* Gives back what ldplan_hold held (the stage after ld.so). */
 void ldplan_release(struct ldplan_holds *h);

@@ -19,9 +19,10 @@
  * not foresee (the pages of its malloc), which the plan aims to absorb.
  * Requests: ld.so's first malloc page, ld.so.cache before the first
  * library it looks up there, and each library's mapping in ld.so's order.
- * From 5.18 a page-aligned file mapping of 2 MiB or more ends the
- * targets: the kernel aligns it, where an anonymous stand-in would not
- * land.  Where the walk or
+ * From 5.18 the kernel places a page-aligned file mapping of 2 MiB or
+ * more itself (2 MiB-aligned, after asking 2 MiB more than its length):
+ * such a library is replayed from its own file, never a target, and the
+ * holds keep out of what its placement asks (ldplan.c).  Where the walk or
  * ld.so.cache differs from ld.so, the plan misses, which costs only the
  * placement. */
 #include <linux/auxvec.h>
@@ -109,34 +110,20 @@ static const char *window_why(const struct walk *w, const struct walk_lib *l, co
 	return sys_faccessat(TX_AT_FDCWD, cache, 0) != 0 ? "" : "no window entry in the text cache (tiexec-warm PROG makes one)";
 }
 
-/* After the plan stopped at library stop: the first library the walk
- * finds that could have a window, which has none for that reason (-v
- * only: it opens the rest of the libraries). */
-static void window_after_stop(struct exec *ex, uint16_t stop)
-{
-	const struct walk_lib *l;
-
-	if (sys_faccessat(TX_AT_FDCWD, ex->cache_dir, 0) != 0)
-		return; /* no cache here: nothing to say */
-	while (!ex->window_why && (l = libwalk_next(&ex->walk)))
-		if (textcache_windowed(walk_str(&ex->walk, l->path))) {
-			ex->window_why = "the plan stops before it";
-			ex->window_lib = l->path;
-			ex->window_stop = stop;
-		}
-}
-
 /* The requests for the libraries the walk finds into ex->ldp_req
  * (LDPLAN_MAX_REQS), their paths' pool offsets into ex->ldp_path: how
- * many, up to the last target (0: no target).  A page-aligned library of 2 MiB or more is mapped by
- * ld.so from its file: on a kernel that aligns such mappings the kernel
- * places it (2 MiB-aligned, congruent where its text is) and the walk
- * stops there, no target after it; on an older one (5.10) it lands where
- * an anonymous stand-in does, at random, and is planned like the rest.
- * With windows (wdir: the text cache's directory, else NULL), libc is a target
- * too: its read-only image ending on a 2 MiB boundary, the rest of that
- * 2 MiB below it held; where it cannot be, ex->window_why says why. */
-static unsigned requests(struct exec *ex, const char *wdir)
+ * many, up to the last target (0: no target); *all: how many were made
+ * (the files of those past the last target are the caller's to close).
+ * A page-aligned library of 2 MiB or more is mapped by ld.so from its
+ * file: on a kernel that aligns such mappings the kernel places it
+ * (2 MiB-aligned, congruent where its text is), and its request is the
+ * library's own file, open (ldplan_req.file); on an older one (5.10) it
+ * lands where an anonymous stand-in does, at random, and is planned like
+ * the rest.  With windows (wdir: the text cache's directory, else NULL),
+ * libc is a target too: its read-only image ending on a 2 MiB boundary,
+ * the rest of that 2 MiB below it held; where it cannot be,
+ * ex->window_why says why. */
+static unsigned requests(struct exec *ex, const char *wdir, unsigned *all)
 {
 	struct walk *w = &ex->walk;
 	struct ldplan_req *q = ex->ldp_req;
@@ -147,16 +134,21 @@ static unsigned requests(struct exec *ex, const char *wdir)
 	q[k++] = (struct ldplan_req){ .len = RTLD_MALLOC_PAGE };
 	while (k + 2 <= LDPLAN_MAX_REQS && (l = libwalk_next(w))) {
 		struct statx sx;
-		if (!l->reserve && l->req.len >= TX_HUGE && aligns) {
-			if (ex->opt.verbose && wdir)
-				window_after_stop(ex, l->path);
+		int fd = -1;
+		if (!l->reserve && l->req.len >= TX_HUGE && aligns &&
+		    (fd = (int)sys_openat(TX_AT_FDCWD, walk_str(w, l->path), O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0)) < 0)
 			break;
-		}
 		if (l->how == 2 && !cache++ &&
 		    sys_statx(TX_AT_FDCWD, "/etc/ld.so.cache", 0, STATX_SIZE, &sx) == 0 && sx.stx_size)
 			q[k++] = (struct ldplan_req){ .len = sx.stx_size };
 		ex->ldp_path[k] = l->path;
 		q[k] = l->req;
+		if (fd >= 0) {
+			/* The kernel places it (2 MiB-aligned): replayed from
+			 * the file itself, never a target. */
+			q[k++] = (struct ldplan_req){ .len = l->req.len, .file = 1, .fd = fd };
+			continue;
+		}
 		const char *why = window_why(w, l, wdir);
 		if (!why) {
 			q[k].residue = (TX_HUGE - l->ro_end) & (TX_HUGE - 1);
@@ -169,6 +161,7 @@ static unsigned requests(struct exec *ex, const char *wdir)
 		if (q[k++].target)
 			last = k;
 	}
+	*all = k;
 	return last;
 }
 
@@ -178,11 +171,14 @@ void libplan_stage(struct exec *ex)
 
 	ex->ldp.n = 0;
 	ex->window_why = NULL;
-	ex->window_stop = 0;
 	if (!plannable(ex))
 		return;
 	origin_of(ex->path, origin, sizeof(origin));
 	libwalk_start(&ex->walk, &ex->prog, &ex->interp, origin);
 	ex->ldp.req = ex->ldp_req;
-	ex->ldp.n = requests(ex, ex->opt.windows ? ex->cache_dir : NULL);
+	unsigned all = 0;
+	ex->ldp.n = requests(ex, ex->opt.windows ? ex->cache_dir : NULL, &all);
+	for (unsigned k = ex->ldp.n; k < all; k++)
+		if (ex->ldp_req[k].file)
+			sys_close(ex->ldp_req[k].fd);
 }

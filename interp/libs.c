@@ -404,11 +404,6 @@ static unsigned plan_done(struct exec *ex, struct range *win)
 		msg_str(&m, walk_str(&ex->walk, ex->window_lib));
 		msg_str(&m, "': no window: ");
 		msg_str(&m, ex->window_why);
-		if (ex->window_stop) {
-			msg_str(&m, ", at '");
-			msg_str(&m, walk_str(&ex->walk, ex->window_stop));
-			msg_str(&m, "' (2 MiB or more, page-aligned: the kernel places it, not the plan)");
-		}
 		say(&m);
 	}
 	for (unsigned k = 0; k < ex->ldp.n; k++) {

@@ -115,8 +115,8 @@ int main(void)
 
 	/* As for the arm64 libraries: p_align 64 KiB, glibc's reservation of
 	 * span + p_align after its malloc page and ld.so.cache. */
-	const struct ldplan_req r64[] = { { 8192, 0, 0, 0, 0, 0 }, { 49152, 0, 0, 0, 0, 0 },
-					  { 0x850010, 0x10000, 0x840010, 0, 1, 0 } };
+	const struct ldplan_req r64[] = { { 8192, 0, 0, 0, 0, 0, 0, 0 }, { 49152, 0, 0, 0, 0, 0, 0, 0 },
+					  { 0x850010, 0x10000, 0x840010, 0, 1, 0, 0, 0 } };
 	const struct ldplan p64 = { r64, 3 };
 	ok(landed(&p64, 0, &all) == ROUNDS && all, "p_align 64 KiB: the library 2 MiB-aligned in %d of %d", ROUNDS, ROUNDS);
 	int n = landed_if(&p64, 0, &all, 0);
@@ -126,10 +126,10 @@ int main(void)
 
 	/* Three libraries as clang's on arm64: two planned around one that
 	 * is not, each a reservation whose head and tail glibc gives back. */
-	const struct ldplan_req r3[] = { { 8192, 0, 0, 0, 0, 0 }, { 49152, 0, 0, 0, 0, 0 },
-					 { 0x2a50000, 0x10000, 0x2a40000, 0x10000, 1, 0 },
-					 { 0x1b0000, 0x10000, 0x1a0000, 0, 0, 0 },
-					 { 0x5a30000, 0x10000, 0x5a20000, 0, 1, 0 } };
+	const struct ldplan_req r3[] = { { 8192, 0, 0, 0, 0, 0, 0, 0 }, { 49152, 0, 0, 0, 0, 0, 0, 0 },
+					 { 0x2a50000, 0x10000, 0x2a40000, 0x10000, 1, 0, 0, 0 },
+					 { 0x1b0000, 0x10000, 0x1a0000, 0, 0, 0, 0, 0 },
+					 { 0x5a30000, 0x10000, 0x5a20000, 0, 1, 0, 0, 0 } };
 	const struct ldplan p3 = { r3, 5 };
 	ok(landed(&p3, 0, &all) == ROUNDS && all, "two libraries planned after one another: %d of %d", ROUNDS, ROUNDS);
 	n = landed(&p3, 3 * 8192, &all);
@@ -137,7 +137,7 @@ int main(void)
 
 	/* As for libc on x86-64: page-aligned, its start wanted at 0x31000
 	 * modulo 2 MiB (the plan must be exact). */
-	const struct ldplan_req rc[] = { { 8192, 0, 0, 0, 0, 0 }, { 49152, 0, 0, 0, 0, 0 }, { 0x1e2000, 0, 0, 0x31000, 1, 0 } };
+	const struct ldplan_req rc[] = { { 8192, 0, 0, 0, 0, 0, 0, 0 }, { 49152, 0, 0, 0, 0, 0, 0, 0 }, { 0x1e2000, 0, 0, 0x31000, 1, 0, 0, 0 } };
 	const struct ldplan pc = { rc, 3 };
 	ok(landed(&pc, 0, &all) == ROUNDS && all, "page-aligned: the library at 0x31000 modulo 2 MiB in %d of %d", ROUNDS,
 	   ROUNDS);
@@ -145,8 +145,8 @@ int main(void)
 	/* libc's window on x86-64: the same, with the 0x31000 bytes below
 	 * its start held, so that the request after it (a library ld.so
 	 * loads after libc) lands below the window, not in it. */
-	const struct ldplan_req rw[] = { { 8192, 0, 0, 0, 0, 0 }, { 49152, 0, 0, 0, 0, 0 },
-					 { 0x1e2000, 0, 0, 0x31000, 1, 0x31000 }, { 0x9a000, 0, 0, 0, 0, 0 } };
+	const struct ldplan_req rw[] = { { 8192, 0, 0, 0, 0, 0, 0, 0 }, { 49152, 0, 0, 0, 0, 0, 0, 0 },
+					 { 0x1e2000, 0, 0, 0x31000, 1, 0x31000, 0, 0 }, { 0x9a000, 0, 0, 0, 0, 0, 0, 0 } };
 	const struct ldplan pw = { rw, 4 };
 	ok(landed(&pw, 0, &all) == ROUNDS && all, "a window: libc at 0x31000, nothing in the 196 KiB below, in %d of %d",
 	   ROUNDS, ROUNDS);
