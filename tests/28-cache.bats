@@ -700,6 +700,28 @@ libc_ro_end() {
 	! command -v promtool >/dev/null || promtool check metrics <<<"$output"
 }
 
+# scripts/hugeshare (#54's figure): the share of a program's user-space
+# samples in text on 2 MiB pages, from perf's samples and what tiexec -v
+# said it placed: nearly all of perfhot's, whose time is in its library's
+# hot function, from the text cache; none run directly.
+@test "scripts/hugeshare: perf samples in text on 2 MiB pages, through tiexec and directly" {
+	command -v perf >/dev/null || skip_unsupported "perf is not installed (Debian: linux-perf)"
+	warm "$FX/libperfhot-lld.so" >/dev/null
+	run --separate-stderr "$ROOT/scripts/hugeshare" -- "$TIEXEC" "$FX/perfhot-lld" 1
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^([0-9]+)\ of\ ([0-9]+)\ user-space\ samples\ of\ \'perfhot-lld\'\ \(([0-9.]+)%\)\ in\ text\ on\ 2\ MiB\ pages$ ]]
+	[ "${BASH_REMATCH[2]}" -ge 1000 ]
+	[ "${BASH_REMATCH[1]}" -ge $((BASH_REMATCH[2] * 9 / 10)) ]
+	run --separate-stderr "$ROOT/scripts/hugeshare" -- "$FX/perfhot-lld" 1
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "0 of "*" user-space samples of 'perfhot-lld' (0.0%) in text on 2 MiB pages" ]]
+	run "$ROOT/scripts/hugeshare" --comm nosuch -- "$FX/perfhot-lld" 0
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"no user-space samples of processes named 'nosuch'"* ]]
+}
+
 @test "perf and gdb name the functions that run from a cache entry" {
 	command -v perf >/dev/null || skip_unsupported "perf is not installed (Debian: linux-perf)"
 	command -v gdb >/dev/null || skip_unsupported "gdb is not installed"
