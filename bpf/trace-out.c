@@ -96,7 +96,10 @@ static void strategy_column(char *b, size_t n, int strategy, const char *used)
 /* What the loader's plan did for a library (interp/probes.h), or NULL. */
 static const char *planned_name(uint32_t planned)
 {
-	return planned == TX_PLAN_PLACED ? "placed before ld.so" : planned == TX_PLAN_MISSED ? "missed" : NULL;
+	return planned == TX_PLAN_PLACED   ? "placed before ld.so"
+	       : planned == TX_PLAN_MISSED ? "missed"
+	       : planned == TX_PLAN_WINDOW ? "a 2 MiB window of its own"
+					   : NULL;
 }
 
 static void json_libs(const struct row *r)

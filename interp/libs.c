@@ -364,7 +364,20 @@ static int nothing_listed(const struct exec *ex, const struct opts *o, const str
  * the first that could not be held on). */
 #define WINDOWS_MAX 4
 
-static unsigned plan_done(struct exec *ex, struct range *win)
+/* The lib probe for a window target, library lib: its read-only image
+ * (image bytes) on one 2 MiB page, or why it is not (missed). */
+static void probe_window(const struct exec *ex, const char *lib, uint64_t image, const char *why)
+{
+	const char *path = ex->prog.path;
+	uint64_t on = why ? 0 : image, none = 0;
+	long planned = why ? TX_PLAN_MISSED : TX_PLAN_WINDOW;
+
+	__asm__("" : "+r"(path));
+	TX_PROBE(lib, path, lib, image, on, none, none, none, why, on, planned);
+	(void)path, (void)lib, (void)image, (void)on, (void)none, (void)why, (void)planned;
+}
+
+static unsigned plan_done(struct exec *ex, struct range *win, uint64_t *fired)
 {
 	const char *wwhy[LDPLAN_MAX_REQS];
 	int landed = 0;
@@ -379,6 +392,17 @@ static unsigned plan_done(struct exec *ex, struct range *win)
 		if (landed++ < ex->ldp_held && below && nwin < WINDOWS_MAX &&
 		    !(wwhy[k] = libwindow_map(ex->cache_dir, walk_str(&ex->walk, ex->ldp_path[k]), start, below)))
 			win[nwin++] = (struct range){ start - below, start - below + TX_HUGE };
+	}
+	landed = 0;
+	for (unsigned k = 0; k < ex->ldp.n; k++) {
+		if (!ex->ldp_req[k].target)
+			continue;
+		int held = landed++ < ex->ldp_held;
+		if (!ex->ldp_req[k].below)
+			continue;
+		probe_window(ex, walk_str(&ex->walk, ex->ldp_path[k]), TX_HUGE - ex->ldp_req[k].below,
+			     held ? wwhy[k] : "not placed before ld.so mapped it");
+		(*fired)++;
 	}
 	if (!ex->opt.verbose)
 		return nwin;
@@ -442,8 +466,8 @@ void libs_stage(struct exec *ex)
 	self_reattach(ex->traced_fd);
 	ex->traced_fd = -1;
 	struct range win[WINDOWS_MAX];
-	unsigned nwin = plan_done(ex, win);
 	uint64_t t0 = now_ns(), reported = 0, cap = 0;
+	unsigned nwin = plan_done(ex, win, &reported);
 	char *maps = NULL;
 	unsigned n = 0;
 

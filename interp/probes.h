@@ -19,7 +19,10 @@
  *       /proc/self/maps; reason NULL or why something fell back (a
  *       library left alone: huge_bytes 0 and why, e.g. its file deleted);
  *       planned a TX_PLAN_* value: whether tiexec planned where ld.so
- *       mapped it (libplan.c), and whether that plan held.
+ *       mapped it (libplan.c), and whether that plan held.  A library
+ *       given a window (libc) fires one too, from the stage's start:
+ *       its read-only image, on one 2 MiB page of the text cache
+ *       (TX_PLAN_WINDOW), or missed and why.
  *   libs(path, count, elapsed_ns)
  *       after the last lib probe, just before the program is entered:
  *       count lib probes fired, the stage took elapsed_ns.  A process
@@ -43,6 +46,8 @@
 #define TX_PLAN_NONE 0   /* not planned */
 #define TX_PLAN_PLACED 1 /* placed before ld.so as planned */
 #define TX_PLAN_MISSED 2 /* planned, but ld.so mapped it elsewhere */
+#define TX_PLAN_WINDOW 3 /* its read-only image in a 2 MiB window of its own,
+			  * from the text cache (libc's; text_bytes the image) */
 
 #if TIEXEC_HAVE_SDT
 #define SDT_USE_VARIADIC 1

@@ -105,6 +105,11 @@ libs_of() {
 	sed -n -E 's/.*"libs":\[(.*)\],"libs_us".*/\1/p' <<<"$1" | sed 's/},{/}\n{/g'
 }
 
+# libs_of_start FILE: the "libs" objects of the start whose pid FILE holds.
+libs_of_start() {
+	libs_of "$(events_of pid "$(first_line "$1")")"
+}
+
 # first_line FILE: the pid a command printed first.
 first_line() {
 	head -n 1 "$1"
@@ -267,9 +272,8 @@ first_line() {
 	start_trace --json --loader "$LOADER"
 	sh -c 'echo $$; exec "$LOADER" "$1" loop 1' sh "$FIXTURES/bl-64k" >"$O/p"
 	stop_trace INT
-	local line lib
-	line=$(events_of pid "$(first_line "$O/p")")
-	lib=$(libs_of "$line")
+	local lib
+	lib=$(libs_of_start "$O/p")
 	echo "$lib"
 	[ "$(field path "$lib")" = "$FIXTURES/libbl-64k.so" ]
 	[ "$(field planned "$lib")" = "placed before ld.so" ]
@@ -297,6 +301,39 @@ first_line() {
 	[ "$(field used "$lib")" = cache ]
 	[ "$(field cache_bytes "$lib")" -eq $((14 << 20)) ]
 	[ "$(field thp_bytes "$lib")" -eq 0 ]
+}
+
+# #54 item 4: libc's window is listed among the libraries: its read-only
+# image on one 2 MiB page from the text cache (used cache), "planned": "a
+# 2 MiB window of its own".  Before, a start mapping the window showed no
+# line for libc at all.
+@test "trace: libc in a 2 MiB window of its own from the text cache is listed, planned as such" {
+	[ "$(uname -m)" = x86_64 ] || skip_unsupported "windows are for a page-aligned libc (x86-64)"
+	TC=$(mktemp -d /run/tiexec-trace-test.XXXXXX)
+	chmod 755 "$TC"
+	mkdir "$TC/text"
+	mount -t tmpfs -o mode=0755,huge=always tmpfs "$TC/text"
+	TIEXEC_CACHE=$TC/text "$BUILD/warm/tiexec-warm" /bin/true >/dev/null
+	ls "$TC"/text/*.window
+	start_trace --json --loader "$LOADER"
+	sh -c 'echo $$; exec env TIEXEC_CACHE="$1" "$LOADER" /bin/true' sh "$TC/text" >"$O/w"
+	sh -c 'echo $$; exec env TIEXEC_CACHE="$1" "$LOADER" --no-windows /bin/true' sh "$TC/text" >"$O/nw"
+	stop_trace INT
+	local line lib
+	lib=$(libs_of_start "$O/w")
+	echo "$lib"
+	[ "$(wc -l <<<"$lib")" -eq 1 ]
+	[[ "$(field path "$lib")" == */libc.so.6 ]]
+	[ "$(field used "$lib")" = cache ]
+	[ "$(field planned "$lib")" = "a 2 MiB window of its own" ]
+	[ "$(field text_bytes "$lib")" -ge $((1 << 20)) ]
+	[ "$(field huge_bytes "$lib")" -eq "$(field text_bytes "$lib")" ]
+	[ "$(field cache_bytes "$lib")" -eq "$(field text_bytes "$lib")" ]
+	[ "$(field libs_note "$(events_of pid "$(first_line "$O/w")")")" = null ]
+	# --no-windows: no line for libc (nothing of it is placed).
+	line=$(events_of pid "$(first_line "$O/nw")")
+	echo "$line"
+	[[ "$line" != *libc.so.6* ]]
 }
 
 @test "trace: a library left alone (its file deleted once ld.so mapped it) is listed, with the reason" {
