@@ -616,6 +616,38 @@ libc_ro_end() {
 	ls "$C"/text/*.window
 }
 
+# The window where the loader's other placements are tested: as uid 65534
+# (an ordinary user maps root's entry read-only), under MDWE (prctl and a
+# seccomp filter like systemd's: the entry is mapped read+execute from a
+# file, never made executable), and in a memory cgroup of 16 MiB (the page
+# is the cache's, charged once to whoever wrote it).  Each: the window on
+# one PMD and cat's output as directly.
+@test "libc's window as uid 65534, under MDWE and in a small memory cgroup" {
+	[ "$(uname -m)" = x86_64 ] || skip_unsupported "windows are for a page-aligned libc (x86-64)"
+	run_t "$WARM" --config "$C/warm.conf" /bin/cat
+	[ "$status" -eq 0 ]
+	ls "$C"/text/*.window
+	local direct
+	direct=$(cat /etc/os-release)
+	# win CMD...: ShmemPmdMapped (kB) of libc's window in cat's own smaps,
+	# cat run by CMD; cat's first output must be the file's, as directly.
+	win() {
+		run_t "$@" /bin/cat /etc/os-release /proc/self/smaps
+		[ "$status" -eq 0 ] || return 1
+		[[ "$output" == "$direct"* ]] || return 1
+		awk '/^[0-9a-f]+-[0-9a-f]+ / { w = index($0, ".window") > 0; next } w && $1 == "ShmemPmdMapped:" { kb += $2 } END { print kb + 0 }' <<<"$output"
+	}
+	[ "$(win setpriv --reuid=65534 --regid=65534 --clear-groups "$C/tiexec")" -eq 2048 ]
+	if "$FIXTURES/mdwe" prctl /bin/true 2>/dev/null; then
+		[ "$(win "$FIXTURES/mdwe" prctl "$C/tiexec")" -eq 2048 ]
+	elif [ "${CI:-}" = true ] && [ "$(printf '%s\n' 6.3 "$(uname -r | cut -d- -f1)" | sort -V | sed -n 1p)" = 6.3 ]; then
+		false # PR_SET_MDWE is there from Linux 6.3
+	fi
+	[ "$(win "$FIXTURES/mdwe" seccomp "$C/tiexec")" -eq 2048 ]
+	cg_make $((16 << 20))
+	[ "$(win sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$C/tiexec")" -eq 2048 ]
+}
+
 # #54 item 4: tiexec-stat says where libc's window is and why there is
 # none: the table names the library a window (or any entry) holds, from the
 # process's own mapping of that file; --check PID and PROG count it;
