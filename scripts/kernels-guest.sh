@@ -235,8 +235,15 @@ windows() {
 	done
 	echo "$wleast kB in $wins of 5 starts"
 }
-say libc-window "$(windows "$d/big")"
-say libc-window-lib "$(windows "$d/bl")"
+if [ "$(uname -m)" = aarch64 ]; then
+	# arm64's libc is in a 64 KiB reservation: no window is planned (not
+	# timed here: 20 starts under TCG for nothing).
+	say libc-window "n/a (arm64)"
+	say libc-window-lib "n/a (arm64)"
+else
+	say libc-window "$(windows "$d/big")"
+	say libc-window-lib "$(windows "$d/bl")"
+fi
 "$d/tiexec" -v "$d/bl" loop 10 >/dev/null 2>"$T/clib"
 say cache-lib "$(lib_placed "$T/clib")"
 say cache-lib-why "$(grep "library '[^']*libbl" "$T/clib" | grep -v "$SUMMARY" | sed "s/^tiexec: '[^']*': library '[^']*': //" | head -1)"
