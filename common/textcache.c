@@ -221,6 +221,17 @@ size_t textcache_window_name(const struct statx *st, char *out, size_t n)
 	return at;
 }
 
+int textcache_window_present(const char *dir, const struct statx *st)
+{
+	char p[4096 + TEXTCACHE_NAME_MAX];
+	size_t at = put(p, 0, sizeof(p) - TEXTCACHE_NAME_MAX - 1, dir);
+
+	if (dir[at])
+		return 0; /* longer than a path */
+	p[at++] = '/';
+	return textcache_window_name(st, p + at, sizeof(p) - at) && sys_faccessat(TX_AT_FDCWD, p, 0) == 0 /* F_OK */;
+}
+
 int textcache_windowed(const char *path)
 {
 	return tx_streq(tx_basename(path), "libc.so.6");

@@ -67,6 +67,10 @@ uint64_t textcache_window_end(const Elf64_Phdr *ph, unsigned n);
  * planned for it (interp/libplan.c) and none is made (tiexec-warm). */
 int textcache_reserved(const Elf64_Phdr *ph, unsigned n);
 
+/* Whether the text cache at dir holds a window entry for the file with
+ * identity st, by its name only (textcache_open checks what it is). */
+int textcache_window_present(const char *dir, const struct statx *st);
+
 /* Whether the library at path gets a window: glibc's libc (libc.so.6),
  * the one library named so far (interp/libplan.c says why). */
 int textcache_windowed(const char *path);

@@ -90,9 +90,7 @@ static int kernel_aligns_files(void)
  * to say); else why not. */
 static const char *window_why(const struct walk *w, const struct walk_lib *l, const char *cache)
 {
-	char p[PATH_MAX];
 	struct statx st;
-	size_t n;
 
 	if (!cache || l->req.target || !textcache_windowed(walk_str(w, l->path)))
 		return "";
@@ -100,12 +98,9 @@ static const char *window_why(const struct walk *w, const struct walk_lib *l, co
 		return sys_faccessat(TX_AT_FDCWD, cache, 0) != 0 ? "" /* no cache here */
 		       : !l->ro_end ? "its read-only image is not its file's first bytes within 2 MiB"
 				    : "ld.so maps it in a reservation (p_align above the page): no window is planned there yet";
-	if (sys_statx(TX_AT_FDCWD, walk_str(w, l->path), 0, STATX_BASIC_STATS, &st) < 0 ||
-	    (n = strlen(cache)) + 2 > sizeof(p))
+	if (sys_statx(TX_AT_FDCWD, walk_str(w, l->path), 0, STATX_BASIC_STATS, &st) < 0)
 		return "";
-	memcpy(p, cache, n);
-	p[n++] = '/';
-	if (textcache_window_name(&st, p + n, sizeof(p) - n) && sys_faccessat(TX_AT_FDCWD, p, 0) == 0 /* F_OK */)
+	if (textcache_window_present(cache, &st))
 		return NULL;
 	return sys_faccessat(TX_AT_FDCWD, cache, 0) != 0 ? "" : "no window entry in the text cache (tiexec-warm PROG makes one)";
 }

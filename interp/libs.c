@@ -388,21 +388,15 @@ static unsigned plan_done(struct exec *ex, struct range *win, uint64_t *fired)
 		if (!ex->ldp_req[k].target)
 			continue;
 		uint64_t start = ex->ldp_holds.start[landed], below = ex->ldp_req[k].below;
-		wwhy[k] = "more windows than tiexec maps";
-		if (landed++ < ex->ldp_held && below && nwin < WINDOWS_MAX &&
-		    !(wwhy[k] = libwindow_map(ex->cache_dir, walk_str(&ex->walk, ex->ldp_path[k]), start, below)))
-			win[nwin++] = (struct range){ start - below, start - below + TX_HUGE };
-	}
-	landed = 0;
-	for (unsigned k = 0; k < ex->ldp.n; k++) {
-		if (!ex->ldp_req[k].target)
-			continue;
+		const char *lib = walk_str(&ex->walk, ex->ldp_path[k]);
 		int held = landed++ < ex->ldp_held;
-		if (!ex->ldp_req[k].below)
-			continue;
-		probe_window(ex, walk_str(&ex->walk, ex->ldp_path[k]), TX_HUGE - ex->ldp_req[k].below,
-			     held ? wwhy[k] : "not placed before ld.so mapped it");
-		(*fired)++;
+		wwhy[k] = "more windows than tiexec maps";
+		if (held && below && nwin < WINDOWS_MAX && !(wwhy[k] = libwindow_map(ex->cache_dir, lib, start, below)))
+			win[nwin++] = (struct range){ start - below, start - below + TX_HUGE };
+		if (below) {
+			probe_window(ex, lib, TX_HUGE - below, held ? wwhy[k] : "not placed before ld.so mapped it");
+			(*fired)++;
+		}
 	}
 	if (!ex->opt.verbose)
 		return nwin;

@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,31 +276,24 @@ static int window_headers(struct window_advice *w, int *fd_out)
 int advise_window(const char *path, const struct advice *a, const char *cache_dir, struct window_advice *w)
 {
 	struct statx st;
-	char entry[PATH_MAX];
 	int fd = -1;
 
 	memset(w, 0, sizeof(*w));
 	needed_libs(path, find_windowed, w);
 	if (!*w->lib)
 		return 0;
-	size_t n = strlen(cache_dir);
 	if (!window_headers(w, &fd))
 		;
 	else if (a->strategy == ST_OFF || a->no_libs)
 		snprintf(w->why, sizeof(w->why), "its stamp says %s", a->no_libs ? "--no-libs" : "--strategy=off");
 	else if (a->no_windows)
 		snprintf(w->why, sizeof(w->why), "its stamp says --no-windows");
-	else if (!n)
+	else if (!*cache_dir)
 		snprintf(w->why, sizeof(w->why), "no text cache (TIEXEC_CACHE is empty)");
-	else if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) != 0 || n + 2 > sizeof(entry) ||
-		 !textcache_window_name(&st, entry + n + 1, sizeof(entry) - n - 1))
+	else if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) != 0)
 		snprintf(w->why, sizeof(w->why), "%s", strerror(errno));
-	else {
-		memcpy(entry, cache_dir, n);
-		entry[n] = '/';
-		if (access(entry, F_OK) != 0 && (w->missing = 1))
-			snprintf(w->why, sizeof(w->why), "no window entry in the text cache (tiexec-warm PROG makes one)");
-	}
+	else if (!textcache_window_present(cache_dir, &st) && (w->missing = 1))
+		snprintf(w->why, sizeof(w->why), "no window entry in the text cache (tiexec-warm PROG makes one)");
 	if (fd >= 0)
 		close(fd);
 	return 1;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "advise.h"
+#include "bits.h"
 #include "geom.h"
 #include "mark.h"
 #include "needed.h"
@@ -187,7 +188,7 @@ static uint64_t libs_aligned(const char *prog, const struct advice *a)
  * --advise, not here). */
 static void print_window(const struct window_advice *w)
 {
-	const char *lib = strrchr(w->lib, '/') ? strrchr(w->lib, '/') + 1 : w->lib;
+	const char *lib = tx_basename(w->lib);
 
 	if (*w->lib && !*w->why)
 		printf("; %s's read-only image (%.1f MiB) in a 2 MiB window", lib, MIB(w->image));
@@ -279,9 +280,8 @@ int check_running(long pid, const char *prog, int fd, const struct running_huge 
 	if (h->libs_kb)
 		printf(", and %.1f MiB of its libraries'", (double)h->libs_kb / 1024);
 	if (h->window_kb) {
-		const char *lib = h->window_lib ? strrchr(h->window_lib, '/') : NULL;
 		printf(" (%.1f MiB of that: %s's read-only image in its 2 MiB window)", (double)h->window_kb / 1024,
-		       lib ? lib + 1 : "a library");
+		       h->window_lib ? tx_basename(h->window_lib) : "a library");
 	}
 	if (h->part_kb)
 		printf("; %.1f MiB of that in 2 MiB blocks it has mapped only in part so far (a forked child maps its text as it runs)",
