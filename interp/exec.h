@@ -78,6 +78,7 @@ struct exec {
 	struct ldplan ldp;
 	struct ldplan_holds ldp_holds;
 	int ldp_held;
+	uint64_t ldp_ns;        /* the plan's cost: the walk, the replays (-v) */
 	/* The first library that could have a window and has none (-v): why
 	 * (NULL: none such) and its path (walk's pool). */
 	const char *window_why;

@@ -380,8 +380,10 @@ __attribute__((noreturn)) static void hop_to_ldso(struct exec *ex)
 	fin->page_len = ex->fp.len;
 	/* The last of our own mappings is in place: what ld.so finds. */
 	if (ex->ldp.n) {
+		uint64_t t0 = now_ns();
 		ex->ldp_held = ldplan_hold(&ex->ldp, &ex->ldp_holds);
 		ldplan_close(&ex->ldp);
+		ex->ldp_ns += now_ns() - t0;
 	}
 	fds_restore(&ex->fds);
 	keep_program_fd(ex);

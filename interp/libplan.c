@@ -168,6 +168,7 @@ void libplan_stage(struct exec *ex)
 	ex->window_why = NULL;
 	if (!plannable(ex))
 		return;
+	uint64_t t0 = now_ns();
 	origin_of(ex->path, origin, sizeof(origin));
 	libwalk_start(&ex->walk, &ex->prog, &ex->interp, origin);
 	ex->ldp.req = ex->ldp_req;
@@ -176,4 +177,5 @@ void libplan_stage(struct exec *ex)
 	for (unsigned k = ex->ldp.n; k < all; k++)
 		if (ex->ldp_req[k].file)
 			sys_close(ex->ldp_req[k].fd);
+	ex->ldp_ns = now_ns() - t0;
 }

@@ -377,6 +377,25 @@ static void probe_window(const struct exec *ex, const char *lib, uint64_t image,
 	(void)path, (void)lib, (void)image, (void)on, (void)none, (void)why, (void)planned;
 }
 
+/* -v: what planning cost this start, by the loader's own clock (libplan's
+ * walk of the libraries and the final stage's replays and holds). */
+static void say_plan_cost(const struct exec *ex, unsigned targets)
+{
+	struct msg m;
+
+	msg_head(&m, ex->path);
+	msg_str(&m, "libraries planned before ld.so: ");
+	msg_u64(&m, ex->ldp.n);
+	msg_str(&m, " requests replayed, ");
+	msg_u64(&m, ex->ldp_held > 0 ? (uint64_t)ex->ldp_held : 0);
+	msg_str(&m, " of ");
+	msg_u64(&m, targets);
+	msg_str(&m, targets == 1 ? " target held where it is wanted, in " : " targets held where they are wanted, in ");
+	msg_u64(&m, (ex->ldp_ns + 500) / 1000);
+	msg_str(&m, " \xc2\xb5s");
+	say(&m);
+}
+
 static unsigned plan_done(struct exec *ex, struct range *win, uint64_t *fired)
 {
 	const char *wwhy[LDPLAN_MAX_REQS];
@@ -400,6 +419,8 @@ static unsigned plan_done(struct exec *ex, struct range *win, uint64_t *fired)
 	}
 	if (!ex->opt.verbose)
 		return nwin;
+	if (ex->ldp.n)
+		say_plan_cost(ex, (unsigned)landed);
 	landed = 0;
 	if (ex->walk.stop) {
 		struct msg m;
