@@ -21,7 +21,7 @@
 #include "exec.h"
 #include "huge.h"
 #include "libfind.h"
-#include "libwindow.h"
+#include "plandone.h"
 #include "probes.h"
 #include "proc.h"
 #include "report.h"
@@ -354,121 +354,6 @@ static int nothing_listed(const struct exec *ex, const struct opts *o, const str
 
 	return ex->hp.kind == HOOK_PREINIT && !ex->ld_audit &&
 	       libfind_none_listed(dyn, nd, o->min_text, skip, nskip);
-}
-
-/* The holds of the library plan given back (ld.so has mapped what it
- * loads), and each window target that landed mapped from its window entry
- * (libwindow.h), up to WINDOWS_MAX, their ranges into win (left out of
- * what the stage places: they are on 2 MiB pages already): how many.  -v
- * names the planned libraries, and which of them missed (the targets from
- * the first that could not be held on). */
-#define WINDOWS_MAX 4
-
-/* The lib probe for a window target, library lib: its read-only image
- * (image bytes) on one 2 MiB page, or why it is not (missed). */
-static void probe_window(const struct exec *ex, const char *lib, uint64_t image, const char *why)
-{
-	const char *path = ex->prog.path;
-	uint64_t on = why ? 0 : image, none = 0;
-	long planned = why ? TX_PLAN_MISSED : TX_PLAN_WINDOW;
-
-	__asm__("" : "+r"(path));
-	TX_PROBE(lib, path, lib, image, on, none, none, none, why, on, planned);
-	(void)path, (void)lib, (void)image, (void)on, (void)none, (void)why, (void)planned;
-}
-
-/* -v: what planning cost this start, by the loader's own clock (libplan's
- * walk of the libraries and the final stage's replays and holds). */
-static void say_plan_cost(const struct exec *ex, unsigned targets)
-{
-	struct msg m;
-
-	msg_head(&m, ex->path);
-	msg_str(&m, "libraries planned before ld.so: ");
-	msg_u64(&m, ex->ldp.n);
-	msg_str(&m, " requests replayed, ");
-	msg_u64(&m, ex->ldp_held > 0 ? (uint64_t)ex->ldp_held : 0);
-	msg_str(&m, " of ");
-	msg_u64(&m, targets);
-	msg_str(&m, targets == 1 ? " target held where it is wanted, in " : " targets held where they are wanted, in ");
-	msg_u64(&m, (ex->ldp_ns + 500) / 1000);
-	msg_str(&m, " \xc2\xb5s");
-	say(&m);
-}
-
-static unsigned plan_done(struct exec *ex, struct range *win, uint64_t *fired)
-{
-	const char *wwhy[LDPLAN_MAX_REQS];
-	int landed = 0;
-	unsigned nwin = 0;
-
-	ldplan_release(&ex->ldp_holds);
-	for (unsigned k = 0; k < ex->ldp.n; k++) {
-		if (!ex->ldp_req[k].target)
-			continue;
-		uint64_t start = ex->ldp_holds.start[landed], below = ex->ldp_req[k].below;
-		const char *lib = walk_str(&ex->walk, ex->ldp_path[k]);
-		int held = landed++ < ex->ldp_held;
-		wwhy[k] = "more windows than tiexec maps";
-		if (held && below && nwin < WINDOWS_MAX && !(wwhy[k] = libwindow_map(ex->cache_dir, lib, start, below)))
-			win[nwin++] = (struct range){ start - below, start - below + TX_HUGE };
-		if (below) {
-			probe_window(ex, lib, TX_HUGE - below, held ? wwhy[k] : "not placed before ld.so mapped it");
-			(*fired)++;
-		}
-	}
-	if (!ex->opt.verbose)
-		return nwin;
-	if (ex->ldp.n)
-		say_plan_cost(ex, (unsigned)landed);
-	landed = 0;
-	if (ex->walk.stop) {
-		struct msg m;
-		msg_head(&m, ex->path);
-		msg_str(&m, "libraries from '");
-		msg_str(&m, walk_str(&ex->walk, ex->walk.stop));
-		if (ex->walk.stop_err) {
-			msg_str(&m, "' on not planned before ld.so: cannot open it: ");
-			msg_str(&m, tx_strerror(-ex->walk.stop_err));
-		} else {
-			msg_str(&m, "' on not planned before ld.so: not found where tiexec looks for it (its search "
-				    "path, the default directories), or not a library it can read");
-		}
-		say(&m);
-	}
-	if (ex->window_why) {
-		struct msg m;
-		msg_head(&m, ex->path);
-		msg_str(&m, "library '");
-		msg_str(&m, walk_str(&ex->walk, ex->window_lib));
-		msg_str(&m, "': no window: ");
-		msg_str(&m, ex->window_why);
-		say(&m);
-	}
-	for (unsigned k = 0; k < ex->ldp.n; k++) {
-		if (!ex->ldp_req[k].target)
-			continue;
-		struct msg m;
-		msg_head(&m, ex->path);
-		msg_str(&m, "library '");
-		msg_str(&m, walk_str(&ex->walk, ex->ldp_path[k]));
-		if (landed++ >= ex->ldp_held)
-			msg_str(&m, "': not placed before ld.so mapped it (its requests could not be replayed to a 2 MiB "
-				    "boundary)");
-		else if (ex->ldp_req[k].below && !wwhy[k])
-			msg_str(&m, "': planned before ld.so: its read-only image in a 2 MiB window of its own, mapped "
-				    "from the text cache: one 2 MiB page shared by every process (its headers and read-only "
-				    "data executable)");
-		else if (ex->ldp_req[k].below) {
-			msg_str(&m, "': planned before ld.so: its read-only image in a 2 MiB window of its own, left as "
-				    "ld.so mapped it: ");
-			msg_str(&m, wwhy[k]);
-		}
-		else
-			msg_str(&m, "': planned before ld.so: it starts congruent to its file modulo 2 MiB");
-		say(&m);
-	}
-	return nwin;
 }
 
 void libs_stage(struct exec *ex)
