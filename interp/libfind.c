@@ -139,3 +139,62 @@ int libfind_none_listed(const Elf64_Dyn *dyn, size_t nd, uint64_t min_text, cons
 	}
 	return 1;
 }
+
+/* The string at addr into buf (n bytes), read a page at most at a time
+ * so that no read crosses into a page that is not mapped.  0, or -1 when
+ * it cannot be read or does not end within n. */
+static int peek_str(long pid, uint64_t addr, char *buf, size_t n)
+{
+	for (size_t got = 0; got < n;) {
+		size_t want = (size_t)(tx_up(addr + got + 1, TX_PAGE) - (addr + got));
+		if (want > n - got)
+			want = n - got;
+		if (peek(pid, addr + got, buf + got, want) != 0)
+			return -1;
+		if (memchr(buf + got, '\0', want))
+			return 0;
+		got += want;
+	}
+	return -1;
+}
+
+/* The last path component of s. */
+static const char *base_name(const char *s)
+{
+	const char *b = s;
+
+	for (; *s; s++)
+		if (*s == '/')
+			b = s + 1;
+	return b;
+}
+
+int libfind_at(const Elf64_Dyn *dyn, size_t nd, uint64_t base, const char *path)
+{
+	static char name[PATH_MAX];
+	uint64_t rdebug = 0;
+	struct rdebug_head rd;
+	struct lm_head lm;
+	long pid = sys_getpid();
+
+	for (size_t i = 0; dyn && i < nd && dyn[i].d_tag != DT_NULL; i++)
+		if (dyn[i].d_tag == DT_DEBUG)
+			rdebug = dyn[i].d_un.d_ptr;
+	if (!rdebug || peek(pid, rdebug, &rd, sizeof(rd)) != 0 || rd.version < 1)
+		return -1;
+	for (unsigned n = 0; rd.map; rd.map = lm.next) {
+		if (++n > 4096 || peek(pid, rd.map, &lm, sizeof(lm)) != 0)
+			return -1;
+		if (lm.addr != base)
+			continue;
+		/* Its name as ld.so found it ($ORIGIN expanded from the
+		 * program's real path): the same file name is enough here. */
+		if (peek_str(pid, lm.name, name, sizeof(name)) != 0)
+			return -1;
+		const char *a = base_name(name), *b = base_name(path);
+		size_t la = strlen(a);
+		return la == strlen(b) && !memcmp(a, b, la);
+	}
+	return 0;
+}
+

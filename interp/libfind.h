@@ -40,3 +40,8 @@ unsigned libfind(char *maps, uint64_t min_text, const struct range *skip, unsign
  * an error, not a fault. */
 int libfind_none_listed(const Elf64_Dyn *dyn, size_t nd, uint64_t min_text, const struct range *skip,
 			unsigned nskip);
+
+/* Whether ld.so's list (as libfind_none_listed finds it) holds an object
+ * at base whose file has path's name: 1 yes, 0 no (ld.so mapped that
+ * library elsewhere), -1 the list cannot be read. */
+int libfind_at(const Elf64_Dyn *dyn, size_t nd, uint64_t base, const char *path);

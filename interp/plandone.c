@@ -1,6 +1,7 @@
 /* The library plan after ld.so (see plandone.h). */
 #include "plandone.h"
 
+#include "image.h"
 #include "libwindow.h"
 #include "probes.h"
 #include "proc.h"
@@ -38,11 +39,49 @@ static void say_plan_cost(const struct exec *ex, unsigned targets)
 	say(&m);
 }
 
+/* -v: what became of each planned library (wwhy: a window target's
+ * reason it has none; missed: held, and ld.so mapped it elsewhere). */
+static void say_targets(const struct exec *ex, const char *const *wwhy, const uint8_t *missed)
+{
+	int landed = 0;
+
+	for (unsigned k = 0; k < ex->ldp.n; k++) {
+		if (!ex->ldp_req[k].target)
+			continue;
+		struct msg m;
+		msg_head(&m, ex->path);
+		msg_str(&m, "library '");
+		msg_str(&m, walk_str(&ex->walk, ex->ldp_path[k]));
+		if (landed++ >= ex->ldp_held)
+			msg_str(&m, "': not placed before ld.so mapped it (its requests could not be replayed to a 2 MiB "
+				    "boundary)");
+		else if (missed[k])
+			msg_str(&m, "': planned before ld.so, missed: ld.so mapped it elsewhere (its requests were not "
+				    "the ones tiexec replayed: another glibc's order?)");
+		else if (ex->ldp_req[k].below && !wwhy[k])
+			msg_str(&m, "': planned before ld.so: its read-only image in a 2 MiB window of its own, mapped "
+				    "from the text cache: one 2 MiB page shared by every process (its headers and read-only "
+				    "data executable)");
+		else if (ex->ldp_req[k].below) {
+			msg_str(&m, "': planned before ld.so: its read-only image in a 2 MiB window of its own, left as "
+				    "ld.so mapped it: ");
+			msg_str(&m, wwhy[k]);
+		}
+		else
+			msg_str(&m, "': planned before ld.so: it starts congruent to its file modulo 2 MiB");
+		say(&m);
+	}
+}
+
 unsigned plan_done(struct exec *ex, struct range *win, uint64_t *fired)
 {
 	const char *wwhy[LDPLAN_MAX_REQS];
+	uint8_t missed[LDPLAN_MAX_REQS];
 	int landed = 0;
 	unsigned nwin = 0;
+
+	size_t nd = 0;
+	const Elf64_Dyn *dyn = image_dynamic(&ex->prog, 0, &nd);
 
 	ldplan_release(&ex->ldp_holds);
 	for (unsigned k = 0; k < ex->ldp.n; k++) {
@@ -51,11 +90,16 @@ unsigned plan_done(struct exec *ex, struct range *win, uint64_t *fired)
 		uint64_t start = ex->ldp_holds.start[landed], below = ex->ldp_req[k].below;
 		const char *lib = walk_str(&ex->walk, ex->ldp_path[k]);
 		int held = landed++ < ex->ldp_held;
+		/* Held, and ld.so mapped it there: a glibc whose requests
+		 * differ from the ones replayed maps it elsewhere. */
+		missed[k] = held && libfind_at(dyn, nd, start, lib) == 0;
+		held &= !missed[k];
 		wwhy[k] = "more windows than tiexec maps";
 		if (held && below && nwin < WINDOWS_MAX && !(wwhy[k] = libwindow_map(ex->cache_dir, lib, start, below)))
 			win[nwin++] = (struct range){ start - below, start - below + TX_HUGE };
 		if (below) {
-			probe_window(ex, lib, TX_HUGE - below, held ? wwhy[k] : "not placed before ld.so mapped it");
+			probe_window(ex, lib, TX_HUGE - below,
+				     held ? wwhy[k] : missed[k] ? "ld.so mapped it elsewhere than planned" : "not placed before ld.so mapped it");
 			(*fired)++;
 		}
 	}
@@ -63,7 +107,6 @@ unsigned plan_done(struct exec *ex, struct range *win, uint64_t *fired)
 		return nwin;
 	if (ex->ldp.n)
 		say_plan_cost(ex, (unsigned)landed);
-	landed = 0;
 	if (ex->walk.stop) {
 		struct msg m;
 		msg_head(&m, ex->path);
@@ -87,28 +130,6 @@ unsigned plan_done(struct exec *ex, struct range *win, uint64_t *fired)
 		msg_str(&m, ex->window_why);
 		say(&m);
 	}
-	for (unsigned k = 0; k < ex->ldp.n; k++) {
-		if (!ex->ldp_req[k].target)
-			continue;
-		struct msg m;
-		msg_head(&m, ex->path);
-		msg_str(&m, "library '");
-		msg_str(&m, walk_str(&ex->walk, ex->ldp_path[k]));
-		if (landed++ >= ex->ldp_held)
-			msg_str(&m, "': not placed before ld.so mapped it (its requests could not be replayed to a 2 MiB "
-				    "boundary)");
-		else if (ex->ldp_req[k].below && !wwhy[k])
-			msg_str(&m, "': planned before ld.so: its read-only image in a 2 MiB window of its own, mapped "
-				    "from the text cache: one 2 MiB page shared by every process (its headers and read-only "
-				    "data executable)");
-		else if (ex->ldp_req[k].below) {
-			msg_str(&m, "': planned before ld.so: its read-only image in a 2 MiB window of its own, left as "
-				    "ld.so mapped it: ");
-			msg_str(&m, wwhy[k]);
-		}
-		else
-			msg_str(&m, "': planned before ld.so: it starts congruent to its file modulo 2 MiB");
-		say(&m);
-	}
+	say_targets(ex, wwhy, missed);
 	return nwin;
 }

@@ -126,17 +126,19 @@ hf_medians() {
 
 # Debian's packages for another release or architecture, without touching
 # the machine's apt configuration or dpkg architectures.
-# private_apt DIR ARCH: sets APT_OPTS, the options for apt-get and apt-cache
-# that use a sources list and state of their own under DIR (bullseye,
-# bookworm and trixie, for ARCH), and updates them once a day.
+# private_apt DIR ARCH [SUITE...]: sets APT_OPTS, the options for apt-get
+# and apt-cache that use a sources list and state of their own under DIR
+# (the suites, else bullseye, bookworm and trixie, for ARCH), and updates
+# them once a day.
 private_apt() {
-	local w=$1 arch=$2 s
+	local w=$1 arch=$2 s suites=(bullseye bookworm trixie)
+	[ $# -le 2 ] || suites=("${@:3}")
 	APT_OPTS=(-o Dir::Etc::sourcelist="$w/sources.list" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$w/lists"
 		-o Dir::Cache="$w/cache" -o Debug::NoLocking=1 -o APT::Architecture="$arch" -o APT::Architectures="$arch")
 	[ -s "$w/updated" ] && [ "$(find "$w/updated" -mmin -1440)" ] && return
 	mkdir -p "$w/lists/partial" "$w/cache/archives/partial"
 	: >"$w/sources.list"
-	for s in bullseye bookworm trixie; do
+	for s in "${suites[@]}"; do
 		echo "deb [arch=$arch signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $s main" \
 			>>"$w/sources.list"
 	done

@@ -546,27 +546,7 @@ libc_ro_end() {
 	run --separate-stderr timeout 60 "$TIEXEC" -v "$FX/bl-lld" loop 10
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"libc.so.6': planned before ld.so: its read-only image in a 2 MiB window of its own, mapped"* ]]
-	run timeout 300 python3 - "$TIEXEC" "$FX/bl-lld" <<-'PY'
-		import subprocess, sys
-		starts, win, bases = 100, 0, set()
-		for _ in range(starts):
-		    p = subprocess.Popen([sys.argv[1], sys.argv[2], "wait"], stdin=subprocess.PIPE,
-		                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-		    # "ready": main runs, the stage after ld.so is done.
-		    smaps = open(f"/proc/{p.pid}/smaps").read() if p.stdout.readline().strip() == b"ready" else ""
-		    p.stdin.close()
-		    p.wait()
-		    cur = ""
-		    for line in smaps.splitlines():
-		        f = line.split()
-		        if "-" in f[0] and len(f) >= 5 and ":" in f[3]:
-		            cur = f[5] if len(f) > 5 else ""
-		            if cur.endswith(".window"):
-		                bases.add(f[0].split("-")[0])
-		        elif cur.endswith(".window") and f[0] == "ShmemPmdMapped:" and f[1] == "2048":
-		            win += 1
-		print(starts, win, len(bases))
-	PY
+	run timeout 300 python3 "$ROOT/tests/window-starts.py" "$TIEXEC" "$FX/bl-lld" 100
 	read -r starts win bases <<<"$output"
 	echo "# behind a kernel-placed 16 MiB library: libc's window on one PMD in $win of $starts starts, $bases distinct bases" >&3
 	[ "$win" -ge $((starts - 1)) ]
