@@ -79,11 +79,24 @@ int memcmp(const void *a, const void *b, size_t n)
 	return 0;
 }
 
+/* Bytes up to an 8-byte boundary, then whole words inside the n bytes
+ * until one holds c (a zero byte in the word xor c in every byte), then
+ * bytes.  The library plan looks for ld.so's version banner in some 40 KiB
+ * of its read-only data at every start: byte by byte that was 20-40 us. */
 void *memchr(const void *s, int c, size_t n)
 {
-	const unsigned char *p = s;
+	const uint64_t ones = 0x0101010101010101ULL, pat = ones * (unsigned char)c;
+	const unsigned char *p = s, *e = p + n;
 
-	for (; n; n--, p++)
+	for (; p < e && ((uintptr_t)p & 7); p++)
+		if (*p == (unsigned char)c)
+			return (void *)p;
+	for (; e - p >= 8; p += 8) {
+		uint64_t w = load8(p) ^ pat;
+		if ((w - ones) & ~w & (ones << 7))
+			break;
+	}
+	for (; p < e; p++)
 		if (*p == (unsigned char)c)
 			return (void *)p;
 	return NULL;

@@ -18,7 +18,9 @@
  * start in 32; its alignment forgives ld.so's small requests the plan did
  * not foresee (the pages of its malloc), which the plan aims to absorb.
  * Requests: ld.so's first malloc page, ld.so.cache before the first
- * library it looks up there, and each library's mapping in ld.so's order.
+ * library it looks up there (from glibc 2.44, before that page: ld.so's
+ * version banner says which), and each library's mapping in ld.so's
+ * order.
  * From 5.18 the kernel places a page-aligned file mapping of 2 MiB or
  * more itself (2 MiB-aligned, after asking 2 MiB more than its length):
  * such a library is replayed from its own file, never a target, and the
@@ -75,6 +77,33 @@ static int kernel_aligns_files(void)
 	return major == 0 || major > 5 || (major == 5 && minor >= 18);
 }
 
+/* The minor version of the glibc whose ld.so ld is, from the banner its
+ * --version prints ("... release version 2.44."), which lies in its
+ * read-only data; 0 when it is not found (not glibc's, or worded
+ * otherwise). */
+static unsigned glibc_minor(const struct image *ld)
+{
+	static const char key[] = "release version 2.";
+	const size_t kn = sizeof(key) - 1, at = 8; /* key[at] == 'v', rarer than 'r' */
+
+	for (unsigned i = 0; i < ld->eh.e_phnum && i < TX_PH_MAX; i++) {
+		const Elf64_Phdr *ph = &ld->ph[i];
+		if (ph->p_type != PT_LOAD || (ph->p_flags & (PF_X | PF_W)) || !(ph->p_flags & PF_R) || ph->p_filesz < kn + 2)
+			continue;
+		const char *s = (const char *)(uintptr_t)(ld->bias + ph->p_vaddr), *e = s + ph->p_filesz;
+		for (const char *v = s + at; v < e - (kn - at) - 2 && (v = memchr(v, 'v', (size_t)(e - (kn - at) - 2 - v)));
+		     v++) {
+			if (memcmp(v - at, key, kn))
+				continue;
+			unsigned n = 0;
+			for (const char *d = v - at + kn; d < e && *d >= '0' && *d <= '9' && n < 1000; d++)
+				n = n * 10 + (unsigned)(*d - '0');
+			return n;
+		}
+	}
+	return 0;
+}
+
 /* Whether library l gets a window of its own: a 2 MiB-aligned window that
  * holds its whole read-only image and nothing else, so that one 2 MiB
  * page can (libs.c).  glibc's libc only, so far: the library most
@@ -105,6 +134,39 @@ static const char *window_why(const struct walk *w, const struct walk_lib *l, co
 	return sys_faccessat(TX_AT_FDCWD, cache, 0) != 0 ? "" : "no window entry in the text cache (tiexec-warm PROG makes one)";
 }
 
+/* ld.so.cache's mapping, when it is there, appended to the requests q
+ * (k of them): how many then. */
+static unsigned ld_cache(struct ldplan_req *q, unsigned k)
+{
+	struct statx sx;
+
+	if (sys_statx(TX_AT_FDCWD, "/etc/ld.so.cache", 0, STATX_SIZE, &sx) == 0 && sx.stx_size)
+		q[k++] = (struct ldplan_req){ .len = sx.stx_size };
+	return k;
+}
+
+/* glibc 2.44's ld.so maps ld.so.cache as it starts, before the first
+ * page of its malloc (even with no name to look up there); before 2.44
+ * (2.36, 2.41 and 2.43 measured) when it first looks a name up there.
+ * The n requests, in the older order (the cache's at ci, or -1: none
+ * made), reordered so: how many then. */
+static unsigned cache_first(struct exec *ex, unsigned n, int ci)
+{
+	struct ldplan_req *q = ex->ldp_req, c;
+	unsigned at = ci >= 0 ? (unsigned)ci : n;
+
+	if (ci < 0) {
+		if (n + 1 > LDPLAN_MAX_REQS || ld_cache(q, n) == n)
+			return n; /* no room, or no cache: as before */
+		n++;
+	}
+	c = q[at];
+	memmove(&q[1], &q[0], at * sizeof(q[0]));
+	memmove(&ex->ldp_path[1], &ex->ldp_path[0], at * sizeof(ex->ldp_path[0]));
+	q[0] = c;
+	return n;
+}
+
 /* The requests for the libraries the walk finds into ex->ldp_req
  * (LDPLAN_MAX_REQS), their paths' pool offsets into ex->ldp_path: how
  * many, up to the last target (0: no target); *all: how many were made
@@ -124,18 +186,18 @@ static unsigned requests(struct exec *ex, const char *wdir, unsigned *all)
 	struct ldplan_req *q = ex->ldp_req;
 	const struct walk_lib *l;
 	unsigned k = 0, last = 0;
-	int cache = 0, aligns = kernel_aligns_files();
+	int cache = -1, aligns = kernel_aligns_files();
 
 	q[k++] = (struct ldplan_req){ .len = RTLD_MALLOC_PAGE };
 	while (k + 2 <= LDPLAN_MAX_REQS && (l = libwalk_next(w))) {
-		struct statx sx;
 		int fd = -1;
 		if (!l->reserve && l->req.len >= TX_HUGE && aligns &&
 		    (fd = (int)sys_openat(TX_AT_FDCWD, walk_str(w, l->path), O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0)) < 0)
 			break;
-		if (l->how == 2 && !cache++ &&
-		    sys_statx(TX_AT_FDCWD, "/etc/ld.so.cache", 0, STATX_SIZE, &sx) == 0 && sx.stx_size)
-			q[k++] = (struct ldplan_req){ .len = sx.stx_size };
+		if (l->how == 2 && cache < 0) {
+			cache = (int)k;
+			k = ld_cache(q, k);
+		}
 		ex->ldp_path[k] = l->path;
 		q[k] = l->req;
 		if (fd >= 0) {
@@ -155,6 +217,13 @@ static unsigned requests(struct exec *ex, const char *wdir, unsigned *all)
 		}
 		if (q[k++].target)
 			last = k;
+	}
+	/* Asked only where there is a target: a scan of ld.so's data. */
+	if (last && glibc_minor(&ex->interp) >= 44) {
+		k = cache_first(ex, k, cache);
+		for (unsigned j = last = 0; j < k; j++)
+			if (q[j].target)
+				last = j + 1;
 	}
 	*all = k;
 	return last;
