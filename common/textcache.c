@@ -172,15 +172,6 @@ int textcache_layout(int efd, const Elf64_Phdr *ph, unsigned n, uint64_t *off, c
 	return 0;
 }
 
-int textcache_reserved(const Elf64_Phdr *ph, unsigned n)
-{
-	uint64_t align = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		if (ph[i].p_type == PT_LOAD && ph[i].p_align > align)
-			align = ph[i].p_align;
-	return align > TX_PAGE && !(align & (align - 1));
-}
 
 /* See textcache.h: the library's segments before the first writable one, if they map the file's first
  * bytes as they lie there (p_offset the distance from the first one's
@@ -208,6 +199,33 @@ uint64_t textcache_window_end(const Elf64_Phdr *ph, unsigned n)
 		end = p->p_vaddr + p->p_memsz;
 	}
 	return 0;
+}
+
+/* See textcache.h: 2 MiB - END for a page-aligned library; for one in a
+ * reservation of p_align A, 2 MiB - END rounded down to A, where the
+ * window's top then stays below its writable segment's first page. */
+uint64_t textcache_window_at(const Elf64_Phdr *ph, unsigned n)
+{
+	uint64_t end = textcache_window_end(ph, n), align = 0, lo = UINT64_MAX, rw = 0;
+
+	if (!end)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (ph[i].p_type != PT_LOAD || !ph[i].p_memsz)
+			continue;
+		if (lo == UINT64_MAX)
+			lo = ph[i].p_vaddr;
+		if (ph[i].p_align > align)
+			align = ph[i].p_align;
+		if ((ph[i].p_flags & PF_W) && !rw)
+			rw = tx_down(ph[i].p_vaddr, TX_PAGE) - lo;
+	}
+	if (align <= TX_PAGE)
+		return TX_HUGE - end;
+	if (align & (align - 1) || align >= TX_HUGE)
+		return 0;
+	uint64_t at = tx_down(TX_HUGE - end, align);
+	return at && TX_HUGE - at <= rw ? at : 0;
 }
 
 size_t textcache_window_name(const struct statx *st, char *out, size_t n)

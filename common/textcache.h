@@ -44,13 +44,23 @@ size_t textcache_name(const struct statx *st, char *out, size_t n);
 
 /* A library's window entry: a library whose read-only image fits in 2 MiB
  * and is its file's first bytes (textcache_window_end) can be placed by
- * the loader's plan so that the image ends on a 2 MiB boundary, with the
- * rest of that 2 MiB free (interp/libplan.c).  Its window entry is then
- * one 2 MiB page: zeros, then the file's first END bytes at offset
- * 2 MiB - END.  The loader maps it over the window, privately: one PMD,
- * shared by every process, for glibc's libc.  Named as the file's entry,
- * with TEXTCACHE_WINDOW after it. */
+ * the loader's plan at AT bytes above a 2 MiB boundary
+ * (textcache_window_at), with the AT bytes below it free
+ * (interp/libplan.c).  Its window entry is then one 2 MiB page: zeros,
+ * the file's first END bytes at offset AT, zeros.  The loader maps it
+ * over the window, privately: one PMD, shared by every process, for
+ * glibc's libc.  Named as the file's entry, with TEXTCACHE_WINDOW after
+ * it. */
 #define TEXTCACHE_WINDOW ".window"
+
+/* What a window makes executable that ld.so maps otherwise (-v,
+ * tiexec-stat --advise): on x86-64 libc's ELF headers and rodata; on
+ * arm64 its image is one R+X segment already. */
+#ifdef __aarch64__
+#define TEXTCACHE_WINDOW_EXEC "the zeros around its image executable, BTI kept"
+#else
+#define TEXTCACHE_WINDOW_EXEC "its headers and read-only data executable"
+#endif
 
 /* The end of the library's read-only image from its start (END above), or
  * 0 where it has no window: its loadable segments before the first
@@ -60,12 +70,16 @@ size_t textcache_name(const struct statx *st, char *out, size_t n);
  * one's first page and within 2 MiB. */
 uint64_t textcache_window_end(const Elf64_Phdr *ph, unsigned n);
 
-/* Whether glibc's ld.so maps the library with program headers ph in a
- * reservation of its own, aligned to a p_align above the page (GNU ld's
- * 64 KiB on arm64): ld.so gives the reservation's head back just below
- * the library's start, where a window's hold would be, so no window is
- * planned for it (interp/libplan.c) and none is made (tiexec-warm). */
-int textcache_reserved(const Elf64_Phdr *ph, unsigned n);
+/* Where the library's read-only image lies in its window (AT above): 0
+ * where it has none.  A page-aligned library's image ends on the
+ * window's top (2 MiB - END: x86-64's libc, whose writable data follows
+ * it there).  glibc's ld.so maps one linked with p_align A above the page
+ * (GNU ld's 64 KiB on arm64) A-aligned in a reservation of its own: its
+ * start is then 2 MiB - END rounded down to A above the boundary, and the
+ * window's top lies in the library's own gap before its writable segment
+ * (the r-x zeros of the entry there), which must be that far up
+ * (arm64's libc: AT 0x60000 in Debian 13, 0x70000 in Debian 12). */
+uint64_t textcache_window_at(const Elf64_Phdr *ph, unsigned n);
 
 /* Whether the text cache at dir holds a window entry for the file with
  * identity st, by its name only (textcache_open checks what it is). */

@@ -170,17 +170,20 @@ static long replay(const struct ldplan *p, unsigned t, struct seen *v)
 
 /* Where target q's request should land, modulo 2 MiB: its start itself,
  * or for an aligned reservation the middle of the align bytes below the
- * wanted start. */
+ * wanted start -- but for a window target's reservation its start: with
+ * the window's below bytes held, a reservation that began lower (its
+ * head given back) would not fit above them any more. */
 static uint64_t aim(const struct ldplan_req *q)
 {
-	uint64_t below = q->align > TX_PAGE ? q->align / 2 : 0;
+	uint64_t below = q->align > TX_PAGE && !q->below ? q->align / 2 : 0;
 
 	return (q->residue - below) & (TX_HUGE - 1);
 }
 
-static int landed(const struct ldplan_req *q, uint64_t start)
+/* Whether a replay that saw v put target q where it is wanted. */
+static int landed(const struct ldplan_req *q, const struct seen *v)
 {
-	return (start & (TX_HUGE - 1)) == (q->residue & (TX_HUGE - 1));
+	return (v->start & (TX_HUGE - 1)) == (q->residue & (TX_HUGE - 1)) && (!q->below || v->m == v->start);
 }
 
 /* Holds the top delta bytes below top: whether the kernel put it there. */
@@ -249,7 +252,7 @@ static long place(const struct ldplan *p, unsigned t, struct ldplan_holds *h, ui
 			continue;
 		}
 		int blocked = v.below_hit;
-		if (landed(q, v.start) && !blocked) {
+		if (landed(q, &v) && !blocked) {
 			if (!q->below || hold(h, v.start, q->below)) {
 				*start = v.start;
 				return 1;

@@ -109,9 +109,10 @@ static unsigned glibc_minor(const struct image *ld)
  * page can (libs.c).  glibc's libc only, so far: the library most
  * programs spend most of their time in of those with no whole 2 MiB
  * piece of text (15.7% of clang's samples), and whose read-only image
- * (1.81 MiB on x86-64) fits one.  Page-aligned libraries only: below a
- * reservation (p_align above the page, arm64) ld.so lands its
- * reservation's head where the window's hold would be.  And only where
+ * (1.81 MiB on x86-64, 1.61 on arm64) fits one, at the start
+ * textcache_window_at gives: in a reservation (p_align above the page,
+ * arm64) that start is the reservation's own, so that ld.so gives back
+ * no head where the window's hold is (ldplan.c).  And only where
  * the text cache holds its window entry (cache: the cache's directory, or
  * NULL), which the stage after ld.so maps (libwindow.c checks it there):
  * without one a window gains nothing.  NULL when it gets one; "" when it
@@ -123,10 +124,11 @@ static const char *window_why(const struct walk *w, const struct walk_lib *l, co
 
 	if (!cache || l->req.target || !textcache_windowed(walk_str(w, l->path)))
 		return "";
-	if (!l->ro_end || l->reserve)
+	if (!l->win_at)
 		return sys_faccessat(TX_AT_FDCWD, cache, 0) != 0 ? "" /* no cache here */
 		       : !l->ro_end ? "its read-only image is not its file's first bytes within 2 MiB"
-				    : "ld.so maps it in a reservation (p_align above the page): no window is planned there yet";
+				    : "ld.so maps it in a reservation (p_align above the page) whose writable segment is too "
+				      "close for a window";
 	if (sys_statx(TX_AT_FDCWD, walk_str(w, l->path), 0, STATX_BASIC_STATS, &st) < 0)
 		return "";
 	if (textcache_window_present(cache, &st))
@@ -190,10 +192,11 @@ static unsigned requests(struct exec *ex, const char *wdir, unsigned *all)
 
 	q[k++] = (struct ldplan_req){ .len = RTLD_MALLOC_PAGE };
 	while (k + 2 <= LDPLAN_MAX_REQS && (l = libwalk_next(w))) {
-		int fd = -1;
-		if (!l->reserve && l->req.len >= TX_HUGE && aligns &&
-		    (fd = (int)sys_openat(TX_AT_FDCWD, walk_str(w, l->path), O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0)) < 0)
-			break;
+		int fd = l->fd;
+		if (fd >= 0 && !aligns) {
+			sys_close(fd);
+			fd = -1;
+		}
 		if (l->how == 2 && cache < 0) {
 			cache = (int)k;
 			k = ld_cache(q, k);
@@ -208,8 +211,8 @@ static unsigned requests(struct exec *ex, const char *wdir, unsigned *all)
 		}
 		const char *why = window_why(w, l, wdir);
 		if (!why) {
-			q[k].residue = (TX_HUGE - l->ro_end) & (TX_HUGE - 1);
-			q[k].below = q[k].residue;
+			q[k].residue = l->win_at;
+			q[k].below = l->win_at;
 			q[k].target = 1;
 		} else if (*why && !ex->window_why) {
 			ex->window_why = why;

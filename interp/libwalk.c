@@ -263,8 +263,9 @@ static int add_lib(struct walk *w, int fd, const char *path, uint8_t how)
 	    eh.e_phnum > PH_MAX || eh.e_phoff % _Alignof(Elf64_Phdr))
 		return 0;
 	const Elf64_Phdr *ph = (const Elf64_Phdr *)(h.b + eh.e_phoff);
-	*l = (struct walk_lib){ .how = how };
+	*l = (struct walk_lib){ .how = how, .fd = -1 };
 	l->ro_end = textcache_window_end(ph, eh.e_phnum);
+	l->win_at = textcache_window_at(ph, eh.e_phnum);
 	if (!lib_request(ph, eh.e_phnum, &l->req, &l->reserve) || !(l->path = pool_add(w, path, strlen(path))) ||
 	    !lib_dynamic(w, fd, ph, eh.e_phnum, l))
 		return 0;
@@ -287,8 +288,13 @@ static int follow(struct walk *w, const char *name, const struct walk_obj *o, co
 		w->stop_err = f.err;
 		return 0;
 	}
+	unsigned before = w->n;
 	ok = path_known(w, path) || (w->n < WALK_MAX && add_lib(w, f.fd, path, (uint8_t)how));
-	sys_close(f.fd);
+	struct walk_lib *l = w->n > before ? &w->lib[before] : NULL;
+	if (l && !l->reserve && l->req.len >= TX_HUGE)
+		l->fd = f.fd; /* kept for the plan's stand-in (libplan.c) */
+	else
+		sys_close(f.fd);
 	if (ok)
 		name_add(w, name);
 	return ok;

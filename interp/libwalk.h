@@ -33,6 +33,11 @@ struct walk_lib {
 	uint64_t ro_end;       /* its read-only image's end, from its start, where
 				* that image is its file's first bytes and fits
 				* a 2 MiB window (0: not so) */
+	uint64_t win_at;       /* where its start lies in that window
+				* (textcache_window_at; 0: no window) */
+	int fd;                /* the file, open, where ld.so's mapping of it may
+				* be one the kernel places itself (page-aligned,
+				* 2 MiB or more): the caller's to close; else -1 */
 };
 
 /* An object whose DT_NEEDED names the walk follows: the program or a

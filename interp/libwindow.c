@@ -5,7 +5,9 @@
 
 #include <linux/mman.h>
 
+#include "cacheconv.h"
 #include "geom.h"
+#include "image.h"
 #include "rt.h"
 #include "sys.h"
 #include "textcache.h"
@@ -45,7 +47,19 @@ static int window_entry(const char *dir, int fd, uint64_t start, uint64_t below,
 	return -1;
 }
 
-const char *libwindow_map(const char *dir, const char *path, uint64_t start, uint64_t below)
+/* Holds [a, a + len) where nothing is mapped there (MAP_FIXED_NOREPLACE):
+ * whether it did. */
+static int hold_free(uint64_t a, uint64_t len)
+{
+	long r = sys_mmap(a, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (r >= 0 && r != (long)a) /* a kernel that took the address as a hint */
+		sys_munmap((uint64_t)r, len);
+	return r == (long)a;
+}
+
+const char *libwindow_map(const char *dir, const char *path, uint64_t start, uint64_t below, unsigned long hwcap2,
+			  const struct cconv *cc)
 {
 	const char *why = "no text cache (TIEXEC_CACHE is empty)";
 	uint64_t w = start - below;
@@ -56,19 +70,33 @@ const char *libwindow_map(const char *dir, const char *path, uint64_t start, uin
 	if (fd < 0)
 		return "its file cannot be opened";
 	int e = window_entry(dir, fd, start, below, &why);
+	int xprot = e >= 0 ? image_fd_exec_prot(fd, hwcap2) : 0;
 	sys_close(fd);
 	if (e < 0)
 		return why;
+	/* The mremap below replaces whatever lies in the window: below the
+	 * library only what the plan held, given back.  Held again while the
+	 * entry is mapped aside, so that it does not land there: mremap
+	 * refuses a source that overlaps its destination. */
+	if (!hold_free(w, below)) {
+		sys_close(e);
+		return "something was mapped below it, in its window, after the plan's hold was given back";
+	}
 	/* Mapped aside, then moved over the window in one mremap: the
 	 * library's read-only image is never unmapped. */
-	long m = sys_mmap(0, TX_HUGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, e, 0);
+	long m = sys_mmap(0, TX_HUGE, PROT_READ | PROT_EXEC | xprot, MAP_PRIVATE, e, 0);
 	sys_close(e);
+	long r = m < 0 ? m : SC(__NR_mremap, m, TX_HUGE, TX_HUGE, MREMAP_MAYMOVE | MREMAP_FIXED, w, 0);
+	if (r == (long)w) {
+		/* Every page mapped now: where a 2 MiB piece is a
+		 * contiguous-PTE block (16 KiB pages) only a whole one is
+		 * folded; on 4 KiB pages the first fault maps the PMD. */
+		cconv_populate(cc, w, TX_HUGE, 0);
+		return NULL;
+	}
+	sys_munmap(w, below);
 	if (m < 0)
 		return "its window entry cannot be mapped";
-	long r = SC(__NR_mremap, m, TX_HUGE, TX_HUGE, MREMAP_MAYMOVE | MREMAP_FIXED, w, 0);
-	if (r != (long)w) {
-		sys_munmap((uint64_t)m, TX_HUGE);
-		return "its window entry cannot be moved over the window (mremap)";
-	}
-	return NULL;
+	sys_munmap((uint64_t)m, TX_HUGE);
+	return "its window entry cannot be moved over the window (mremap)";
 }

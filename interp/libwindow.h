@@ -4,7 +4,12 @@
 #include <stdint.h>
 
 /* Maps the window entry (textcache.h) of the library at path, which ld.so
- * mapped at start with the below bytes under it free, over the 2 MiB
- * window from start - below: NULL, or why not (the library then stays as
- * ld.so mapped it).  dir: the text cache, or NULL. */
-const char *libwindow_map(const char *dir, const char *path, uint64_t start, uint64_t below);
+ * mapped at start with the below bytes under it free (checked: nothing is
+ * mapped over), over the 2 MiB window from start - below, executable as
+ * ld.so maps the library's text (arm64: PROT_BTI where it is marked and
+ * the CPU has BTI, hwcap2 the process's AT_HWCAP2), every page mapped at
+ * once (cc: how to ask the kernel): NULL, or why not (the library then
+ * stays as ld.so mapped it).  dir: the text cache, or NULL. */
+struct cconv;
+const char *libwindow_map(const char *dir, const char *path, uint64_t start, uint64_t below, unsigned long hwcap2,
+			  const struct cconv *cc);

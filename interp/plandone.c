@@ -60,8 +60,7 @@ static void say_targets(const struct exec *ex, const char *const *wwhy, const ui
 				    "the ones tiexec replayed: another glibc's order?)");
 		else if (ex->ldp_req[k].below && !wwhy[k])
 			msg_str(&m, "': planned before ld.so: its read-only image in a 2 MiB window of its own, mapped "
-				    "from the text cache: one 2 MiB page shared by every process (its headers and read-only "
-				    "data executable)");
+				    "from the text cache: one 2 MiB page shared by every process (" TEXTCACHE_WINDOW_EXEC ")");
 		else if (ex->ldp_req[k].below) {
 			msg_str(&m, "': planned before ld.so: its read-only image in a 2 MiB window of its own, left as "
 				    "ld.so mapped it: ");
@@ -95,7 +94,8 @@ unsigned plan_done(struct exec *ex, struct range *win, uint64_t *fired)
 		missed[k] = held && libfind_at(dyn, nd, start, lib) == 0;
 		held &= !missed[k];
 		wwhy[k] = "more windows than tiexec maps";
-		if (held && below && nwin < WINDOWS_MAX && !(wwhy[k] = libwindow_map(ex->cache_dir, lib, start, below)))
+		if (held && below && nwin < WINDOWS_MAX &&
+		    !(wwhy[k] = libwindow_map(ex->cache_dir, lib, start, below, ex->aux[AT_HWCAP2], &ex->huge.cc)))
 			win[nwin++] = (struct range){ start - below, start - below + TX_HUGE };
 		if (below) {
 			probe_window(ex, lib, TX_HUGE - below,

@@ -218,32 +218,42 @@ if [ -x "$d/blocks" ] && [ -x "$d/tiexec-stat" ]; then
 	fork_server cache-fork child-title
 	fork_server cache-sparse child-sparse
 fi
-# 7c. libc's window (a page-aligned libc, x86-64's): tiexec-warm of big,
-#     which needs libc, made libc's window entry; each start maps it over
-#     the 2 MiB the plan kept for libc, on one PMD: "KB kB in N of M
-#     starts" (KB: ShmemPmdMapped of the window, the least of them).  For
-#     bl too, whose 16 MiB library comes before libc: page-aligned on
-#     x86-64, the kernel places it from 5.18 (libc-window-lib).
+# 7c. libc's window: tiexec-warm of big, which needs libc, made libc's
+#     window entry; each start maps it over the 2 MiB the plan kept for
+#     libc, on one PMD: "KB kB in N of M starts" (KB: ShmemPmdMapped of
+#     the window, the least of them; where a PMD is larger than 2 MiB,
+#     arm64's 16 KiB pages, the window's whole 2 MiB contiguous blocks,
+#     blocks PID .window).  x86-64's libc is page-aligned, its image
+#     ending on the window's top; arm64's is in a 64 KiB reservation,
+#     starting 0x70000 above a 2 MiB boundary (Debian 12's).  For bl too,
+#     whose 16 MiB library comes before libc (libc-window-lib): on
+#     x86-64 page-aligned, placed by the kernel from 5.18; on arm64 a
+#     reservation the plan places too.  libc-window-maps: in how many
+#     starts the window was mapped at all.
 windows() {
-	local wins=0 wleast= w run
+	local wins=0 wleast= w run maps=0
 	for run in 1 2 3 4 5; do
 		start "$d/tiexec" "$1"
-		w=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { w = $NF ~ /\.window$/; next } w && $1 == "ShmemPmdMapped:" { kb += $2 } END { print kb + 0 }' "/proc/$pid/smaps")
+		if [ -x "$d/blocks" ] && [ "$(sed -n '/^KernelPageSize:/{s/^KernelPageSize: *\([0-9]*\) kB/\1/p;q}' /proc/self/smaps)" != 4 ]; then
+			w=$("$d/blocks" $pid .window | sed -n 's/.*blocks-kb=\([0-9]*\).*/\1/p')
+		else
+			w=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { w = $NF ~ /\.window$/; next } w && $1 == "ShmemPmdMapped:" { kb += $2 } END { print kb + 0 }' "/proc/$pid/smaps")
+		fi
+		grep -q '\.window$' "/proc/$pid/maps" && maps=$((maps + 1))
 		stop
-		[ "$w" -gt 0 ] && wins=$((wins + 1))
-		[ -n "$wleast" ] && [ "$wleast" -le "$w" ] || wleast=$w
+		[ "${w:-0}" -gt 0 ] && wins=$((wins + 1))
+		[ -n "$wleast" ] && [ "$wleast" -le "${w:-0}" ] || wleast=${w:-0}
 	done
-	echo "$wleast kB in $wins of 5 starts"
+	echo "$wleast kB in $wins of 5 starts" >"$T/win"
+	echo "$maps of 5 starts" >"$T/winmaps"
 }
-if [ "$(uname -m)" = aarch64 ]; then
-	# arm64's libc is in a 64 KiB reservation: no window is planned (not
-	# timed here: 20 starts under TCG for nothing).
-	say libc-window "n/a (arm64)"
-	say libc-window-lib "n/a (arm64)"
-else
-	say libc-window "$(windows "$d/big")"
-	say libc-window-lib "$(windows "$d/bl")"
-fi
+windows "$d/big"
+say libc-window "$(cat "$T/win")"
+say libc-window-maps "$(cat "$T/winmaps")"
+windows "$d/bl"
+say libc-window-lib "$(cat "$T/win")"
+"$d/tiexec" -v "$d/big" loop 1 2>&1 >/dev/null | grep "libc.so.6'" >"$T/winwhy" || true
+say libc-window-why "$(sed -n "1s/^tiexec: '[^']*': library '[^']*': //p" "$T/winwhy")"
 "$d/tiexec" -v "$d/bl" loop 10 >/dev/null 2>"$T/clib"
 say cache-lib "$(lib_placed "$T/clib")"
 say cache-lib-why "$(grep "library '[^']*libbl" "$T/clib" | grep -v "$SUMMARY" | sed "s/^tiexec: '[^']*': library '[^']*': //" | head -1)"

@@ -245,8 +245,8 @@ static int find_windowed(void *ctx, const char *path)
 }
 
 /* w->lib's read-only image (textcache_window_end) into w->image, and
- * whether ld.so maps it page-aligned, not in a reservation (p_align above
- * the page: arm64's 64 KiB), as the plan needs: 1, or 0 with why. */
+ * whether its window has room (textcache_window_at: in a reservation,
+ * arm64's, its writable segment far enough up): 1, or 0 with why. */
 static int window_headers(struct window_advice *w, int *fd_out)
 {
 	Elf64_Ehdr eh;
@@ -265,9 +265,10 @@ static int window_headers(struct window_advice *w, int *fd_out)
 		snprintf(w->why, sizeof(w->why), "its read-only image is not its file's first bytes within 2 MiB");
 		return 0;
 	}
-	if (textcache_reserved(ph, eh.e_phnum)) {
+	if (!textcache_window_at(ph, eh.e_phnum)) {
 		snprintf(w->why, sizeof(w->why),
-			 "ld.so maps it in a reservation (p_align above the page): no window is planned there yet");
+			 "ld.so maps it in a reservation (p_align above the page) whose writable segment is too close "
+			 "for a window");
 		return 0;
 	}
 	return 1;

@@ -14,6 +14,7 @@
 #include "mark.h"
 #include "needed.h"
 #include "policy.h"
+#include "textcache.h"
 
 #define MIB(b) ((double)(b) / (1 << 20))
 
@@ -87,7 +88,7 @@ int advise_print(const char *prog, const char *cache_dir)
 			printf("none: %s\n", w.why);
 		else
 			printf("its read-only image (%.1f MiB) on one 2 MiB page of the text cache, shared by every process"
-			       " (its headers and read-only data executable: --no-windows turns it off)\n",
+			       " (" TEXTCACHE_WINDOW_EXEC ": --no-windows turns it off)\n",
 			       MIB(w.image));
 	}
 	print_geometry(&a);

@@ -679,20 +679,20 @@ enum te_result textentry_make(const char *dir, const char *path, int fd, uint64_
 }
 
 /* Whether the window entry open at e holds the end bytes of fd's start
- * at its top, in 2 MiB; *bytes: its size in memory. */
-static int same_window(int fd, int e, uint64_t end, uint64_t *bytes)
+ * at offset at, in 2 MiB; *bytes: its size in memory. */
+static int same_window(int fd, int e, uint64_t end, uint64_t at, uint64_t *bytes)
 {
 	struct stat es;
 
 	if (fstat(e, &es) < 0)
 		return 0;
 	*bytes = (uint64_t)es.st_blocks * 512;
-	return (uint64_t)es.st_size == TX_HUGE && end <= TX_HUGE && same_range(fd, 0, e, TX_HUGE - end, end);
+	return (uint64_t)es.st_size == TX_HUGE && at + end <= TX_HUGE && same_range(fd, 0, e, at, end);
 }
 
-/* An unnamed window entry in dfd, with fd's first end bytes at its top,
+/* An unnamed window entry in dfd, with fd's first end bytes at offset at,
  * checked and read-only: its descriptor, or -1 (errno, *step). */
-static int write_window(int dfd, int fd, uint64_t end, const char **step)
+static int write_window(int dfd, int fd, uint64_t end, uint64_t at, const char **step)
 {
 	uint64_t bytes;
 	*step = "creating an unnamed file in the cache (O_TMPFILE)";
@@ -702,8 +702,8 @@ static int write_window(int dfd, int fd, uint64_t end, const char **step)
 		return -1;
 	*step = "sizing the window entry";
 	if (ftruncate(t, (off_t)TX_HUGE) == 0 && (*step = "copying its read-only image",
-						   copy_range(fd, t, 0, TX_HUGE - end, end) == 0) &&
-	    (*step = "checking the copy against the file", same_window(fd, t, end, &bytes) || (errno = EIO, 0)) &&
+						   at + end <= TX_HUGE && copy_range(fd, t, 0, at, end) == 0) &&
+	    (*step = "checking the copy against the file", same_window(fd, t, end, at, &bytes) || (errno = EIO, 0)) &&
 	    (*step = "making it read-only", fchmod(t, 0444) == 0))
 		return t;
 	int saved = errno;
@@ -712,8 +712,8 @@ static int write_window(int dfd, int fd, uint64_t end, const char **step)
 	return -1;
 }
 
-enum te_result textentry_window(const char *dir, const char *path, int fd, uint64_t end, int make, uint64_t *bytes,
-				const char **step)
+enum te_result textentry_window(const char *dir, const char *path, int fd, uint64_t end, uint64_t at, int make,
+				uint64_t *bytes, const char **step)
 {
 	char name[TEXTCACHE_NAME_MAX];
 	const char *why;
@@ -725,7 +725,7 @@ enum te_result textentry_window(const char *dir, const char *path, int fd, uint6
 		return TE_FAILED;
 	int e = textcache_open(dir, name, &why);
 	if (e >= 0) {
-		int same = same_window(fd, e, end, bytes);
+		int same = same_window(fd, e, end, at, bytes);
 		close(e);
 		if (same)
 			return TE_PRESENT;
@@ -739,9 +739,9 @@ enum te_result textentry_window(const char *dir, const char *path, int fd, uint6
 	if (dfd < 0)
 		return TE_FAILED;
 	enum te_result r = TE_FAILED;
-	int t = write_window(dfd, fd, end, step);
+	int t = write_window(dfd, fd, end, at, step);
 	if (t >= 0 && (r = publish(dfd, t, fd, &st, name, path, step)) != TE_FAILED)
-		same_window(fd, t, end, bytes);
+		same_window(fd, t, end, at, bytes);
 	return closed(t, dfd, r);
 }
 
@@ -750,11 +750,12 @@ static int window_present(const char *dir, int fd)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[TEXTCACHE_PH_MAX];
-	uint64_t bytes, end;
+	uint64_t bytes, end, at;
 	const char *step;
 
 	return read_headers(fd, &eh, ph) == 0 && (end = textcache_window_end(ph, eh.e_phnum)) &&
-	       textentry_window(dir, NULL, fd, end, 0, &bytes, &step) == TE_PRESENT;
+	       (at = textcache_window_at(ph, eh.e_phnum)) &&
+	       textentry_window(dir, NULL, fd, end, at, 0, &bytes, &step) == TE_PRESENT;
 }
 
 /* ---- pruning ---- */

@@ -40,13 +40,14 @@ enum te_result textentry_find(const char *dir, int fd, uint64_t *bytes);
 int textentry_open(const char *dir, int fd, uint64_t *off);
 
 /* The window entry (textcache.h) of the library open at fd (named path),
- * whose read-only image ends at end (textcache_window_end): TE_PRESENT
+ * whose read-only image ends at end (textcache_window_end) and lies at at
+ * in its window (textcache_window_at): TE_PRESENT
  * when it holds the file's bytes, else with make written as
  * textentry_make writes an entry (TE_MADE, TE_FAILED with errno and
  * *step), without TE_STALE or TE_FAILED (none).  *bytes: its size in
  * memory. */
-enum te_result textentry_window(const char *dir, const char *path, int fd, uint64_t end, int make, uint64_t *bytes,
-				const char **step);
+enum te_result textentry_window(const char *dir, const char *path, int fd, uint64_t end, uint64_t at, int make,
+				uint64_t *bytes, const char **step);
 
 /* Unlinks the entry of the file open at fd (its users keep it until they
  * exit); 0 or -1. */

@@ -265,7 +265,7 @@ void report_nofit(struct warm *w)
 
 void window_target(struct warm *w, const struct target *t, int fd, const struct elf *e)
 {
-	uint64_t bytes = 0, end = textcache_window_end(e->ph, e->eh.e_phnum);
+	uint64_t bytes = 0, end = textcache_window_end(e->ph, e->eh.e_phnum), at = textcache_window_at(e->ph, e->eh.e_phnum);
 	char refused[PATH_MAX + 256] = "", what[PATH_MAX + 256];
 	const char *step = "";
 	enum te_result r;
@@ -275,7 +275,7 @@ void window_target(struct warm *w, const struct target *t, int fd, const struct 
 		r = TE_FAILED;
 	else if (!w->opt.check && !cache_ready(w))
 		r = TE_FAILED, no_cache = 1;
-	else if ((r = textentry_window(w->cache.dir, t->path, fd, end, !w->opt.check, &bytes, &step)) == TE_FAILED &&
+	else if ((r = textentry_window(w->cache.dir, t->path, fd, end, at, !w->opt.check, &bytes, &step)) == TE_FAILED &&
 		 !w->opt.check) {
 		int err = errno;
 		snprintf(what, sizeof(what), "cannot make its window entry in '%s': %s%s", w->cache.dir, step,

@@ -89,8 +89,8 @@ static int add_planned(void *ctx, const char *path)
 		return 1;
 	if (reserved_library(&e) && (t = add_file(ctx, path, 0)))
 		t->planned = 1;
-	else if (!w->windows_off && !w->cache.off && !textcache_reserved(e.ph, e.eh.e_phnum) && textcache_windowed(path) &&
-		 textcache_window_end(e.ph, e.eh.e_phnum) && (t = add_file(ctx, path, 0)))
+	else if (!w->windows_off && !w->cache.off && textcache_windowed(path) && textcache_window_at(e.ph, e.eh.e_phnum) &&
+		 (t = add_file(ctx, path, 0)))
 		t->window = 1;
 	return 1;
 }

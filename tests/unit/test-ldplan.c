@@ -159,6 +159,18 @@ int main(void)
 	ldplan_release(&hw);
 	ok(held && unmapped(st - 0x31000, 0x31000), "released: the window's bytes below are unmapped");
 
+	/* libc's window on arm64: in a reservation (p_align 64 KiB) whose
+	 * start is wanted at 0x60000, the 0x60000 bytes below it held.  The
+	 * reservation must then begin at the library's start: one that
+	 * began lower (its head given back) would not fit above the held
+	 * bytes when ld.so asks for it. */
+	const struct ldplan_req ra[] = { { 8192, 0, 0, 0, 0, 0, 0, 0 }, { 49152, 0, 0, 0, 0, 0, 0, 0 },
+					 { 0x1c0000, 0x10000, 0x1b0000, 0x60000, 1, 0x60000, 0, 0 },
+					 { 0x9a000, 0, 0, 0, 0, 0, 0, 0 } };
+	const struct ldplan pa = { ra, 4 };
+	ok(landed(&pa, 0, &all) == ROUNDS && all,
+	   "a window in a reservation: libc at 0x60000, nothing in the 384 KiB below, in %d of %d", ROUNDS, ROUNDS);
+
 	/* A target that cannot land (a residue that is not a multiple of its
 	 * align) holds nothing, nor does any target after it; those before
 	 * it keep theirs. */
