@@ -150,13 +150,15 @@ static unsigned ld_cache(struct ldplan_req *q, unsigned k)
 /* glibc 2.44's ld.so maps ld.so.cache as it starts, before the first
  * page of its malloc (even with no name to look up there); before 2.44
  * (2.36, 2.41 and 2.43 measured) when it first looks a name up there.
- * The n requests, in the older order (the cache's at ci, or -1: none
- * made), reordered so: how many then. */
+ * The n requests, in the older order (the cache's at ci; -1: none made
+ * yet, -2: there is no ld.so.cache), reordered so: how many then. */
 static unsigned cache_first(struct exec *ex, unsigned n, int ci)
 {
 	struct ldplan_req *q = ex->ldp_req, c;
 	unsigned at = ci >= 0 ? (unsigned)ci : n;
 
+	if (ci == -2)
+		return n;
 	if (ci < 0) {
 		if (n + 1 > LDPLAN_MAX_REQS || ld_cache(q, n) == n)
 			return n; /* no room, or no cache: as before */
@@ -188,7 +190,7 @@ static unsigned requests(struct exec *ex, const char *wdir, unsigned *all)
 	struct ldplan_req *q = ex->ldp_req;
 	const struct walk_lib *l;
 	unsigned k = 0, last = 0;
-	int cache = -1, aligns = kernel_aligns_files();
+	int cache = -1, aligns = kernel_aligns_files(); /* cache: as cache_first takes it */
 
 	q[k++] = (struct ldplan_req){ .len = RTLD_MALLOC_PAGE };
 	while (k + 2 <= LDPLAN_MAX_REQS && (l = libwalk_next(w))) {
@@ -197,9 +199,10 @@ static unsigned requests(struct exec *ex, const char *wdir, unsigned *all)
 			sys_close(fd);
 			fd = -1;
 		}
-		if (l->how == 2 && cache < 0) {
-			cache = (int)k;
+		if (l->how == 2 && cache == -1) {
+			unsigned c0 = k;
 			k = ld_cache(q, k);
+			cache = k > c0 ? (int)c0 : -2;
 		}
 		ex->ldp_path[k] = l->path;
 		q[k] = l->req;
