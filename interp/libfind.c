@@ -158,17 +158,6 @@ static int peek_str(long pid, uint64_t addr, char *buf, size_t n)
 	return -1;
 }
 
-/* The last path component of s. */
-static const char *base_name(const char *s)
-{
-	const char *b = s;
-
-	for (; *s; s++)
-		if (*s == '/')
-			b = s + 1;
-	return b;
-}
-
 int libfind_at(const Elf64_Dyn *dyn, size_t nd, uint64_t base, const char *path)
 {
 	static char name[PATH_MAX];
@@ -191,9 +180,7 @@ int libfind_at(const Elf64_Dyn *dyn, size_t nd, uint64_t base, const char *path)
 		 * program's real path): the same file name is enough here. */
 		if (peek_str(pid, lm.name, name, sizeof(name)) != 0)
 			return -1;
-		const char *a = base_name(name), *b = base_name(path);
-		size_t la = strlen(a);
-		return la == strlen(b) && !memcmp(a, b, la);
+		return tx_streq(tx_basename(name), tx_basename(path));
 	}
 	return 0;
 }
