@@ -245,7 +245,7 @@ void libplan_stage(struct exec *ex)
 		return;
 	uint64_t t0 = now_ns();
 	origin_of(ex->path, origin, sizeof(origin));
-	libwalk_start(&ex->walk, &ex->prog, &ex->interp, origin);
+	libwalk_start(&ex->walk, ex->prog.fd, ex->prog.ph, ex->prog.eh.e_phnum < TX_PH_MAX ? ex->prog.eh.e_phnum : TX_PH_MAX, ex->interp.path, origin);
 	ex->ldp.req = ex->ldp_req;
 	unsigned all = 0;
 	ex->ldp.n = requests(ex, ex->opt.windows ? ex->cache_dir : NULL, &all);

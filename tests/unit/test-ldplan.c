@@ -1,4 +1,4 @@
-/* interp/ldplan.c on the real kernel: a plan of ld.so's requests, held, and
+/* common/ldplan.c on the real kernel: a plan of ld.so's requests, held, and
  * then the requests made as ld.so makes them (in this process): the
  * target's library starts where it was wanted, also when ld.so makes a
  * small request the plan did not foresee (for a library whose p_align is

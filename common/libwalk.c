@@ -1,11 +1,12 @@
 /* ld.so's libraries in its order, from the files (see libwalk.h). */
 #include "libwalk.h"
 
+#include <string.h>
+
 #include "arch_elf.h"
+#include "bits.h"
 #include "elfcheck.h"
-#include "image.h"
-#include "origin.h"
-#include "rt.h"
+#include "searchpath.h"
 #include "sys.h"
 #include "textcache.h"
 
@@ -200,9 +201,10 @@ static uint64_t file_off(const Elf64_Phdr *ph, unsigned n, uint64_t v)
 	return 0;
 }
 
-/* The library's dynamic section (read from fd): its DT_SONAME into the
- * names, its DT_NEEDED names and search path into *l.  Whether read. */
-static int lib_dynamic(struct walk *w, int fd, const Elf64_Phdr *ph, unsigned n, struct walk_lib *l)
+/* An object's dynamic section (read from fd): its DT_NEEDED names and
+ * search path into *l, a library's DT_SONAME (lib) into the names.
+ * Whether read. */
+static int obj_dynamic(struct walk *w, int fd, const Elf64_Phdr *ph, unsigned n, struct walk_lib *l, int lib)
 {
 	static Elf64_Dyn d[DYN_MAX];
 	static struct strwin win;
@@ -235,7 +237,7 @@ static int lib_dynamic(struct walk *w, int fd, const Elf64_Phdr *ph, unsigned n,
 	}
 	for (unsigned i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
 		uint16_t at = 0;
-		if (d[i].d_tag == DT_SONAME && (at = read_str(w, &win, fd, strtab, strsz, d[i].d_un.d_val)))
+		if (d[i].d_tag == DT_SONAME && lib && (at = read_str(w, &win, fd, strtab, strsz, d[i].d_un.d_val)))
 			name_add(w, walk_str(w, at));
 		else if ((d[i].d_tag == DT_RUNPATH || (d[i].d_tag == DT_RPATH && !l->run)) &&
 			 (at = read_str(w, &win, fd, strtab, strsz, d[i].d_un.d_val))) {
@@ -267,7 +269,7 @@ static int add_lib(struct walk *w, int fd, const char *path, uint8_t how)
 	l->ro_end = textcache_window_end(ph, eh.e_phnum);
 	l->win_at = textcache_window_at(ph, eh.e_phnum);
 	if (!lib_request(ph, eh.e_phnum, &l->req, &l->reserve) || !(l->path = pool_add(w, path, strlen(path))) ||
-	    !lib_dynamic(w, fd, ph, eh.e_phnum, l))
+	    !obj_dynamic(w, fd, ph, eh.e_phnum, l, 1))
 		return 0;
 	w->n++;
 	return 1;
@@ -312,35 +314,24 @@ static void dir_of(const char *path, char *dir)
 	dir[dl ? dl : 1] = '\0';
 }
 
-/* The program's object: its DT_NEEDED names and search path, from its
- * mapped image, copied into the pool.  Whether it has any. */
-static int prog_obj(struct walk *w, const struct image *prog, struct walk_obj *o)
+/* The program's object: its DT_NEEDED names and search path, read from
+ * its file (fd, program headers ph[0..n)) into the pool.  Whether it has
+ * any. */
+static int prog_obj(struct walk *w, int fd, const Elf64_Phdr *ph, unsigned n, struct walk_obj *o)
 {
-	size_t nd;
-	const Elf64_Dyn *d = image_dynamic(prog, 0, &nd);
-	struct strtab st;
+	struct walk_lib l = { 0 };
 
-	if (!d || !image_strtab(prog, d, nd, &st))
+	if (!obj_dynamic(w, fd, ph, n, &l, 0))
 		return 0;
-	o->need = (uint16_t)w->used;
-	for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
-		const char *s = strtab_at(&st, d[i].d_un.d_val);
-		if (d[i].d_tag == DT_NEEDED) {
-			if (!s || !pool_add(w, s, strlen(s)))
-				return 0;
-			o->nneed++;
-		}
-	}
-	for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
-		const char *s = strtab_at(&st, d[i].d_un.d_val);
-		if (s && (d[i].d_tag == DT_RUNPATH || (d[i].d_tag == DT_RPATH && !o->run)) &&
-		    (o->run = pool_add(w, s, strlen(s))))
-			o->rpath = d[i].d_tag == DT_RPATH;
-	}
+	o->need = l.need;
+	o->nneed = l.nneed;
+	o->run = l.run;
+	o->rpath = l.rpath;
 	return o->nneed > 0;
 }
 
-void libwalk_start(struct walk *w, const struct image *prog, const struct image *interp, const char *origin)
+void libwalk_start(struct walk *w, int prog_fd, const Elf64_Phdr *ph, unsigned phnum, const char *interp,
+		   const char *origin)
 {
 	size_t n = strlen(origin);
 
@@ -351,11 +342,11 @@ void libwalk_start(struct walk *w, const struct image *prog, const struct image 
 	w->stop_err = 0;
 	w->used = 1; /* offset 0: none */
 	w->pool[0] = '\0';
-	name_add(w, tx_basename(interp->path));
+	name_add(w, tx_basename(interp));
 	memcpy(w->origin, origin, n < sizeof(w->origin) ? n + 1 : 1);
 	w->po = (struct walk_obj){ .dir = w->origin };
 	w->o = w->po;
-	if (n >= sizeof(w->origin) || !prog_obj(w, prog, &w->po)) {
+	if (n >= sizeof(w->origin) || !prog_obj(w, prog_fd, ph, phnum, &w->po)) {
 		w->done = 1;
 		return;
 	}

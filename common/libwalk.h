@@ -14,6 +14,7 @@
  * its headers and dynamic section.  Never exits, never prints. */
 #pragma once
 
+#include <elf.h>
 #include <limits.h>
 #include <stdint.h>
 
@@ -65,11 +66,12 @@ struct walk {
 	char origin[PATH_MAX], dir[PATH_MAX]; /* $ORIGIN of the program, of o */
 };
 
-struct image;
-/* Starts a walk of prog's libraries in w.  origin: the program's
- * directory for $ORIGIN; interp: ld.so's image (already loaded: its name
- * and file). */
-void libwalk_start(struct walk *w, const struct image *prog, const struct image *interp, const char *origin);
+/* Starts a walk in w of the libraries of the program open at prog_fd
+ * (its program headers ph[0..phnum), as its file has them).  interp:
+ * ld.so's path (its name counts as loaded); origin: the program's
+ * directory for $ORIGIN. */
+void libwalk_start(struct walk *w, int prog_fd, const Elf64_Phdr *ph, unsigned phnum, const char *interp,
+		   const char *origin);
 
 /* The next library ld.so will map, in its order, or NULL: all followed
  * (w->complete), or a name the walk could not follow. */
