@@ -138,34 +138,75 @@ static void spans(const struct stand_in *s, unsigned t, uint64_t below, struct s
 			v->span = s[j].lo;
 }
 
-/* Replays requests 0 to t into *v and gives every stand-in back.  0 or a
- * negative errno. */
-static long replay(const struct ldplan *p, unsigned t, struct seen *v)
-{
+/* The stand-ins of a replay: requests 0 to k-1 mapped as the kernel
+ * placed them (s), where each landed (at).  They stay mapped from one
+ * replay to the next: a hold that keeps out of every one's footprint
+ * (footprint) changes none of their places, so only the target's own
+ * request is made again; a hold that does not (rare) has every stand-in
+ * given back first (unreplay), and the next replay makes them all again,
+ * with the holds there. */
+struct replay {
 	struct stand_in s[LDPLAN_MAX_REQS];
 	uint64_t at[LDPLAN_MAX_REQS];
 	unsigned k;
-	long e = 0;
+};
 
-	for (k = 0; k <= t; k++) {
-		e = request(&p->req[k], &at[k], &s[k]);
-		if (e < 0)
-			break;
+/* Gives every stand-in of r back. */
+static void unreplay(struct replay *r)
+{
+	while (r->k > 0) {
+		r->k--;
+		sys_munmap(r->s[r->k].a, r->s[r->k].len);
 	}
-	if (k > t) {
-		v->m = at[t];
-		v->start = s[t].a;
-		v->top = at[t] + tx_up(p->req[t].len, TX_PAGE);
-		for (unsigned j = 0; j < t; j++) {
-			uint64_t end = at[j] + tx_up(p->req[j].len, TX_PAGE);
-			if (!s[j].hi && at[j] < v->top && end > v->m && at[j] > v->m)
-				v->top = at[j];
+}
+
+/* What request j's placement used, for a while or for good: the span a
+ * kernel-aligned file's placement asked, else all of what it asked (a
+ * reservation's head and tail too). */
+static void footprint(const struct ldplan *p, const struct replay *r, unsigned j, uint64_t *lo, uint64_t *hi)
+{
+	*lo = r->s[j].hi ? r->s[j].lo : r->at[j];
+	*hi = r->s[j].hi ? r->s[j].hi : r->at[j] + tx_up(p->req[j].len, TX_PAGE);
+}
+
+/* Before holding [lo, hi): the stand-ins given back where it meets one's
+ * footprint, so that the next replay places them with the hold there. */
+static void clear_for(const struct ldplan *p, struct replay *r, uint64_t lo, uint64_t hi)
+{
+	for (unsigned j = 0; j < r->k; j++) {
+		uint64_t a, b;
+		footprint(p, r, j, &a, &b);
+		if (a < hi && lo < b) {
+			unreplay(r);
+			return;
 		}
-		spans(s, t, p->req[t].below, v);
 	}
-	while (k-- > 0)
-		sys_munmap(s[k].a, s[k].len);
-	return e;
+}
+
+/* Replays requests 0 to t into *v: those before t that are not mapped yet
+ * made and kept (r), t made and given back.  0 or a negative errno. */
+static long replay(const struct ldplan *p, unsigned t, struct replay *r, struct seen *v)
+{
+	struct stand_in *s = r->s;
+	uint64_t *at = r->at;
+	long e;
+
+	for (; r->k < t; r->k++)
+		if ((e = request(&p->req[r->k], &at[r->k], &s[r->k])) < 0)
+			return e;
+	if ((e = request(&p->req[t], &at[t], &s[t])) < 0)
+		return e;
+	v->m = at[t];
+	v->start = s[t].a;
+	v->top = at[t] + tx_up(p->req[t].len, TX_PAGE);
+	for (unsigned j = 0; j < t; j++) {
+		uint64_t end = at[j] + tx_up(p->req[j].len, TX_PAGE);
+		if (!s[j].hi && at[j] < v->top && end > v->m && at[j] > v->m)
+			v->top = at[j];
+	}
+	spans(s, t, p->req[t].below, v);
+	sys_munmap(s[t].a, s[t].len);
+	return 0;
 }
 
 /* Where target q's request should land, modulo 2 MiB: its start itself,
@@ -186,9 +227,12 @@ static int landed(const struct ldplan_req *q, const struct seen *v)
 	return (v->start & (TX_HUGE - 1)) == (q->residue & (TX_HUGE - 1)) && (!q->below || v->m == v->start);
 }
 
-/* Holds the top delta bytes below top: whether the kernel put it there. */
-static int hold(struct ldplan_holds *h, uint64_t top, uint64_t delta)
+/* Holds the top delta bytes below top (the stand-ins of rp given back
+ * first where it meets theirs): whether the kernel put it there. */
+static int hold(const struct ldplan *p, struct replay *rp, struct ldplan_holds *h, uint64_t top, uint64_t delta)
 {
+	if (delta)
+		clear_for(p, rp, top - delta, top);
 	long r = h->n < LDPLAN_MAX_HOLDS && delta ? sys_mmap(top - delta, delta, PROT_NONE,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0)
 					: -1;
@@ -223,14 +267,14 @@ static void release_to(struct ldplan_holds *h, unsigned n)
  * that nothing ld.so maps later lands in its window; where they lie in a
  * kernel-aligned file's span or over a mapping of the process's own, t is
  * moved 2 MiB lower first. */
-static long place(const struct ldplan *p, unsigned t, struct ldplan_holds *h, uint64_t *start)
+static long place(const struct ldplan *p, unsigned t, struct replay *r, struct ldplan_holds *h, uint64_t *start)
 {
 	const struct ldplan_req *q = &p->req[t];
 	unsigned before = h->n;
-	struct seen v;
+	struct seen v = { 0 };
 
 	for (unsigned round = 0, moved = 0; round < 6; round++) {
-		long e = replay(p, t, &v);
+		long e = replay(p, t, r, &v);
 		if (e < 0)
 			return e;
 		if (v.stuck) {
@@ -239,7 +283,8 @@ static long place(const struct ldplan *p, unsigned t, struct ldplan_holds *h, ui
 			 * made about 1 MiB above it and below it, which t does not
 			 * fit (its own top held down by more than that space). */
 			uint64_t d = v.stuck_hole + TX_HUGE / 2;
-			if (moved++ || !hold(h, v.stuck_top, d))
+			unreplay(r); /* the file itself moves */
+			if (moved++ || !hold(p, r, h, v.stuck_top, d))
 				break;
 			continue;
 		}
@@ -247,13 +292,13 @@ static long place(const struct ldplan *p, unsigned t, struct ldplan_holds *h, ui
 		if (v.hole) {
 			uint64_t top = end < v.span ? end : v.span;
 			uint64_t d = top > v.hole + TX_HUGE / 2 ? TX_HUGE / 2 : top > v.hole + TX_PAGE ? top - v.hole - TX_PAGE : 0;
-			if (!d || !hold(h, top, top - (v.hole + d)))
+			if (!d || !hold(p, r, h, top, top - (v.hole + d)))
 				break;
 			continue;
 		}
 		int blocked = v.below_hit;
 		if (landed(q, &v) && !blocked) {
-			if (!q->below || hold(h, v.start, q->below)) {
+			if (!q->below || hold(p, r, h, v.start, q->below)) {
 				*start = v.start;
 				return 1;
 			}
@@ -264,15 +309,17 @@ static long place(const struct ldplan *p, unsigned t, struct ldplan_holds *h, ui
 			shift = TX_HUGE;
 		if (shift && end - shift >= v.top)
 			shift += TX_HUGE;
-		if (!shift || !hold(h, v.top, v.top - (end - shift)))
+		if (!shift || !hold(p, r, h, v.top, v.top - (end - shift)))
 			break;
 	}
+	unreplay(r); /* the holds given back: the stand-ins' places may change */
 	release_to(h, before);
 	return 0;
 }
 
 int ldplan_hold(const struct ldplan *p, struct ldplan_holds *h)
 {
+	static struct replay r;
 	int n = 0;
 
 	h->n = 0;
@@ -281,15 +328,17 @@ int ldplan_hold(const struct ldplan *p, struct ldplan_holds *h)
 	for (unsigned t = 0; t < p->n; t++) {
 		if (!p->req[t].target)
 			continue;
-		long r = place(p, t, h, &h->start[n]);
-		if (r < 0) {
+		long e = place(p, t, &r, h, &h->start[n]);
+		if (e < 0) {
+			unreplay(&r);
 			release_to(h, 0);
 			return -1;
 		}
-		if (r == 0)
+		if (e == 0)
 			break;
 		n++;
 	}
+	unreplay(&r);
 	return n;
 }
 

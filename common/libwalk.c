@@ -293,7 +293,7 @@ static int follow(struct walk *w, const char *name, const struct walk_obj *o, co
 	unsigned before = w->n;
 	ok = path_known(w, path) || (w->n < WALK_MAX && add_lib(w, f.fd, path, (uint8_t)how));
 	struct walk_lib *l = w->n > before ? &w->lib[before] : NULL;
-	if (l && !l->reserve && l->req.len >= TX_HUGE)
+	if (l && walk_kernel_places(l))
 		l->fd = f.fd; /* kept for the plan's stand-in (libplan.c) */
 	else
 		sys_close(f.fd);
@@ -341,6 +341,8 @@ void libwalk_start(struct walk *w, int prog_fd, const Elf64_Phdr *ph, unsigned p
 	w->stop = 0;
 	w->stop_err = 0;
 	w->used = 1; /* offset 0: none */
+	w->rec = w->stale = 0;
+	w->origin_used = 0;
 	w->pool[0] = '\0';
 	name_add(w, tx_basename(interp));
 	memcpy(w->origin, origin, n < sizeof(w->origin) ? n + 1 : 1);
@@ -351,6 +353,7 @@ void libwalk_start(struct walk *w, int prog_fd, const Elf64_Phdr *ph, unsigned p
 		return;
 	}
 	w->o = w->po;
+	w->origin_used = w->po.run && origin_has(walk_str(w, w->po.run));
 	w->name = w->po.need;
 	w->left = w->po.nneed;
 }
@@ -391,4 +394,27 @@ const struct walk_lib *libwalk_next(struct walk *w)
 			return &w->lib[before];
 	}
 	return NULL;
+}
+
+void walk_id_of(const struct statx *st, struct walk_id *id)
+{
+	*id = (struct walk_id){ .ino = st->stx_ino,
+				.size = st->stx_size,
+				.mtime = st->stx_mtime.tv_sec,
+				.ctime = st->stx_ctime.tv_sec,
+				.dev_major = st->stx_dev_major,
+				.dev_minor = st->stx_dev_minor,
+				.mtime_ns = st->stx_mtime.tv_nsec,
+				.ctime_ns = st->stx_ctime.tv_nsec };
+}
+
+void walk_id_statx(const struct walk_id *id, struct statx *st)
+{
+	*st = (struct statx){ .stx_mask = STATX_BASIC_STATS,
+			      .stx_ino = id->ino,
+			      .stx_size = id->size,
+			      .stx_mtime = { .tv_sec = id->mtime, .tv_nsec = id->mtime_ns },
+			      .stx_ctime = { .tv_sec = id->ctime, .tv_nsec = id->ctime_ns },
+			      .stx_dev_major = id->dev_major,
+			      .stx_dev_minor = id->dev_minor };
 }

@@ -17,11 +17,21 @@
 #include <elf.h>
 #include <limits.h>
 #include <stdint.h>
+#include <linux/stat.h>
 
+#include "geom.h"
 #include "ldplan.h"
 
 #define WALK_MAX 32      /* libraries followed */
 #define WALK_POOL 16384  /* their names, search paths and paths */
+
+/* A file's identity, as textcache_name takes it (statx): a plan record
+ * (planrec.h) holds its libraries' and checks them against the files. */
+struct walk_id {
+	uint64_t ino, size;
+	int64_t mtime, ctime;
+	uint32_t dev_major, dev_minor, mtime_ns, ctime_ns;
+};
 
 struct walk_lib {
 	struct ldplan_req req; /* its mmap request; target: a whole 2 MiB piece of text at req.residue */
@@ -38,7 +48,9 @@ struct walk_lib {
 				* (textcache_window_at; 0: no window) */
 	int fd;                /* the file, open, where ld.so's mapping of it may
 				* be one the kernel places itself (page-aligned,
-				* 2 MiB or more): the caller's to close; else -1 */
+				* 2 MiB or more: walk_kernel_places): the
+				* caller's to close; else -1 */
+	struct walk_id id;     /* its identity, in a plan record (else zeros) */
 };
 
 /* An object whose DT_NEEDED names the walk follows: the program or a
@@ -62,6 +74,12 @@ struct walk {
 	uint16_t names[2 * WALK_MAX + 8]; /* names already loaded (pool) */
 	unsigned nnames;
 	unsigned used;
+	int origin_used;      /* the program's search path names $ORIGIN */
+	/* A walk read from a plan record (planrec.h): rec set, the libraries
+	 * given out one by one (next) up to the last that may be a target
+	 * (ncand); stale: one of them changed since the record was made. */
+	int rec, stale;
+	unsigned next, ncand;
 	char pool[WALK_POOL];
 	char origin[PATH_MAX], dir[PATH_MAX]; /* $ORIGIN of the program, of o */
 };
@@ -76,6 +94,18 @@ void libwalk_start(struct walk *w, int prog_fd, const Elf64_Phdr *ph, unsigned p
 /* The next library ld.so will map, in its order, or NULL: all followed
  * (w->complete), or a name the walk could not follow. */
 const struct walk_lib *libwalk_next(struct walk *w);
+
+/* Whether ld.so's mapping of library l may be one the kernel places
+ * itself (page-aligned, 2 MiB or more: 2 MiB-aligned from Linux 5.18). */
+static inline int walk_kernel_places(const struct walk_lib *l)
+{
+	return !l->reserve && l->req.len >= TX_HUGE;
+}
+
+/* The identity of the file statx gave as st into *id, and back: *st
+ * with the fields of the identity (textcache_name's), the rest 0. */
+void walk_id_of(const struct statx *st, struct walk_id *id);
+void walk_id_statx(const struct walk_id *id, struct statx *st);
 
 /* The string at offset off of w's pool. */
 static inline const char *walk_str(const struct walk *w, uint16_t off)

@@ -79,6 +79,11 @@ struct exec {
 	struct ldplan_holds ldp_holds;
 	int ldp_held;
 	uint64_t ldp_ns;        /* the plan's cost: the walk, the replays (-v) */
+	/* Where the walk came from (-v): the files, tiexec-warm's plan
+	 * record, or the files after the record was found stale; and why a
+	 * record that is there could not be used (NULL: none such). */
+	enum { PLAN_WALKED, PLAN_RECORD, PLAN_RECORD_STALE } ldp_src;
+	const char *ldp_rec_why;
 	/* The first library that could have a window and has none (-v): why
 	 * (NULL: none such) and its path (walk's pool). */
 	const char *window_why;

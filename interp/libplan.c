@@ -31,6 +31,7 @@
 
 #include "exec.h"
 #include "fsfolio.h"
+#include "planrec.h"
 #include "proc.h"
 #include "sys.h"
 #include "textcache.h"
@@ -48,22 +49,20 @@ static int plannable(const struct exec *ex)
 	       !env_get(ex->s.envp, "LD_PRELOAD") && !env_get(ex->s.envp, "LD_LIBRARY_PATH");
 }
 
-/* $ORIGIN for the search path: the program's directory as it was named
- * (ld.so resolves /proc/self/exe; through a symbolic link the two differ
- * and the plan misses, which costs only the placement). */
-static void origin_of(const char *path, char *dir, size_t n)
+/* $ORIGIN for the program's search path, into dir (PATH_MAX): the
+ * directory of its open file's path, which /proc/self/exe gives ld.so
+ * (through a symbolic link, the link's target's).  Whether there is one. */
+static int origin_of(const struct exec *ex, char *dir)
 {
-	size_t dl = 0;
+	long n = fd_link(ex->prog.fd, dir, PATH_MAX);
+	size_t dl = n > 0 ? (size_t)n : 0;
 
-	for (size_t i = 0; path[i]; i++)
-		if (path[i] == '/')
-			dl = i;
-	if (path[dl] != '/' || dl + 1 >= n) {
-		memcpy(dir, ".", 2);
-		return;
-	}
-	memcpy(dir, path, dl ? dl : 1);
-	dir[dl ? dl : 1] = '\0';
+	if (n <= 0 || dir[0] != '/')
+		return 0;
+	while (dl > 1 && dir[dl - 1] != '/')
+		dl--;
+	dir[dl > 1 ? dl - 1 : 1] = '\0';
+	return 1;
 }
 
 /* Whether this kernel places a file mapping of 2 MiB or more 2 MiB-aligned
@@ -129,7 +128,10 @@ static const char *window_why(const struct walk *w, const struct walk_lib *l, co
 		       : !l->ro_end ? "its read-only image is not its file's first bytes within 2 MiB"
 				    : "ld.so maps it in a reservation (p_align above the page) whose writable segment is too "
 				      "close for a window";
-	if (sys_statx(TX_AT_FDCWD, walk_str(w, l->path), 0, STATX_BASIC_STATS, &st) < 0)
+	/* A record's library was just checked against its identity. */
+	if (w->rec)
+		walk_id_statx(&l->id, &st);
+	else if (sys_statx(TX_AT_FDCWD, walk_str(w, l->path), 0, STATX_BASIC_STATS, &st) < 0)
 		return "";
 	if (textcache_window_present(cache, &st))
 		return NULL;
@@ -192,8 +194,9 @@ static unsigned requests(struct exec *ex, const char *wdir, unsigned *all)
 	unsigned k = 0, last = 0;
 	int cache = -1, aligns = kernel_aligns_files(); /* cache: as cache_first takes it */
 
+	ex->window_why = NULL;
 	q[k++] = (struct ldplan_req){ .len = RTLD_MALLOC_PAGE };
-	while (k + 2 <= LDPLAN_MAX_REQS && (l = libwalk_next(w))) {
+	while (k + 2 <= LDPLAN_MAX_REQS && (l = w->rec ? planrec_next(w) : libwalk_next(w))) {
 		int fd = l->fd;
 		if (fd >= 0 && !aligns) {
 			sys_close(fd);
@@ -235,22 +238,81 @@ static unsigned requests(struct exec *ex, const char *wdir, unsigned *all)
 	return last;
 }
 
+/* The walk from tiexec-warm's plan record for this program, where the
+ * text cache holds one that serves (planrec.h): whether it does.  origin:
+ * the program's directory, asked only where its search path says
+ * $ORIGIN (*have: whether asked and found). */
+static int from_record(struct exec *ex, char *origin, int *have)
+{
+	char name[TEXTCACHE_NAME_MAX + sizeof(PLANREC_SUFFIX)];
+	const char *why;
+	size_t n;
+
+	if (!ex->cache_dir || !(n = textcache_name(&ex->prog.st, name, TEXTCACHE_NAME_MAX)))
+		return 0;
+	memcpy(name + n, PLANREC_SUFFIX, sizeof(PLANREC_SUFFIX));
+	int fd = textcache_open(ex->cache_dir, name, &why);
+	if (fd < 0) {
+		if (why && sys_faccessat(TX_AT_FDCWD, ex->cache_dir, 0) == 0)
+			ex->ldp_rec_why = why; /* one that is not trusted */
+		return 0;
+	}
+	why = planrec_load(fd, &ex->walk, &ex->interp.st, kernel_aligns_files());
+	sys_close(fd);
+	if (!why && ex->walk.origin_used && (!(*have = origin_of(ex, origin)) || !tx_streq(origin, ex->walk.origin)))
+		why = "made for the program in another directory (its search path says $ORIGIN)";
+	ex->ldp_rec_why = why;
+	return !why;
+}
+
+/* Closes the files of requests from to to (kernel-placed libraries). */
+static void close_files(struct exec *ex, unsigned from, unsigned to)
+{
+	for (unsigned k = from; k < to; k++)
+		if (ex->ldp_req[k].file)
+			sys_close(ex->ldp_req[k].fd);
+}
+
+/* The walk of the program's libraries from their files (origin: its
+ * directory, where *have says it was had already). */
+static void walk_files(struct exec *ex, char *origin, int *have)
+{
+	const struct image *p = &ex->prog;
+
+	if (!*have && !(*have = origin_of(ex, origin)))
+		memcpy(origin, ".", 2);
+	libwalk_start(&ex->walk, p->fd, p->ph, p->eh.e_phnum < TX_PH_MAX ? p->eh.e_phnum : TX_PH_MAX, ex->interp.path,
+		      origin);
+}
+
 void libplan_stage(struct exec *ex)
 {
 	char origin[PATH_MAX];
+	const char *wdir;
+	unsigned all = 0;
+	int have = 0;
 
 	ex->ldp.n = 0;
 	ex->window_why = NULL;
+	ex->ldp_src = PLAN_WALKED;
+	ex->ldp_rec_why = NULL;
 	if (!plannable(ex))
 		return;
 	uint64_t t0 = now_ns();
-	origin_of(ex->path, origin, sizeof(origin));
-	libwalk_start(&ex->walk, ex->prog.fd, ex->prog.ph, ex->prog.eh.e_phnum < TX_PH_MAX ? ex->prog.eh.e_phnum : TX_PH_MAX, ex->interp.path, origin);
+	wdir = ex->opt.windows ? ex->cache_dir : NULL;
+	if (from_record(ex, origin, &have))
+		ex->ldp_src = PLAN_RECORD;
+	else
+		walk_files(ex, origin, &have);
 	ex->ldp.req = ex->ldp_req;
-	unsigned all = 0;
-	ex->ldp.n = requests(ex, ex->opt.windows ? ex->cache_dir : NULL, &all);
-	for (unsigned k = ex->ldp.n; k < all; k++)
-		if (ex->ldp_req[k].file)
-			sys_close(ex->ldp_req[k].fd);
+	ex->ldp.n = requests(ex, wdir, &all);
+	if (ex->walk.stale) {
+		/* A library changed since tiexec-warm made the record. */
+		close_files(ex, 0, all);
+		ex->ldp_src = PLAN_RECORD_STALE;
+		walk_files(ex, origin, &have);
+		ex->ldp.n = requests(ex, wdir, &all);
+	}
+	close_files(ex, ex->ldp.n, all);
 	ex->ldp_ns = now_ns() - t0;
 }

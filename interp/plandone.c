@@ -35,7 +35,15 @@ static void say_plan_cost(const struct exec *ex, unsigned targets)
 	msg_u64(&m, targets);
 	msg_str(&m, targets == 1 ? " target held where it is wanted, in " : " targets held where they are wanted, in ");
 	msg_u64(&m, (ex->ldp_ns + 500) / 1000);
-	msg_str(&m, " \xc2\xb5s");
+	msg_str(&m, ex->ldp_src == PLAN_RECORD ? " \xc2\xb5s (ld.so's libraries from tiexec-warm's plan record)"
+		    : ex->ldp_src == PLAN_RECORD_STALE ? " \xc2\xb5s (ld.so's libraries read from their files: one changed "
+							"since tiexec-warm's plan record)"
+							: " \xc2\xb5s (ld.so's libraries read from their files");
+	if (ex->ldp_src == PLAN_WALKED) {
+		msg_str(&m, ex->ldp_rec_why ? "; tiexec-warm's plan record not used: " : "");
+		msg_str(&m, ex->ldp_rec_why ? ex->ldp_rec_why : "");
+		msg_str(&m, ")");
+	}
 	say(&m);
 }
 

@@ -410,11 +410,14 @@ stop() {
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"not in the text cache (no entry)"* ]]
 	n=$(ls "$C/text" | grep -vc "\.source$")
+	[ -e "$C/text/$old.plan" ] # its plan record (it needs libc)
 	run_t "$WARM" --config "$C/warm.conf" --prune
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"removed (its source changed: $C/ramfs/big2)"* ]]
-	[ "$(ls "$C/text" | grep -vc "\.source$")" -eq $((n - 1)) ]
+	[[ "$output" == *"$old: removed (its source changed: $C/ramfs/big2)"* ]]
+	[[ "$output" == *"$old.plan: removed (its source changed: $C/ramfs/big2)"* ]]
+	[ "$(ls "$C/text" | grep -vc "\.source$")" -eq $((n - 2)) ]
 	[ ! -e "$C/text/$old.source" ]
+	[ ! -e "$C/text/$old.plan.source" ]
 	# The process that mapped it still runs from it, to the end.
 	[ "$(text_kb "$pid" ShmemPmdMapped "(deleted)")" -eq $((62 * 1024)) ]
 	stop
@@ -428,7 +431,7 @@ stop() {
 	run_t "$WARM" --config "$S/warm.conf" "$FX/libbl-lld.so" "$C/ramfs/big"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"the text cache is full (raise cache-size); not cached, biggest first: $C/ramfs/big (64.0 MiB), $FX/libbl-lld.so (16.0 MiB)"* ]]
-	[ -z "$(ls "$C/tiny" | grep -v '\.window')" ] # no partial entry (libc's window fit)
+	[ -z "$(ls "$C/tiny" | grep -v '\.window\|\.plan')" ] # no partial entry (libc's window and big's plan record fit)
 	umount "$C/tiny"
 	run_t env TIEXEC_CACHE="$C/tiny" "$TIEXEC" "$C/ramfs/big" loop 1000
 	[ "$status" -eq 0 ]
@@ -597,6 +600,83 @@ libc_ro_end() {
 	run_t "$WARM" --config "$C/warm.conf" --prune
 	[ "$status" -eq 0 ]
 	ls "$C"/text/*.window
+}
+
+# tiexec-warm's plan record (common/planrec.h): the walk of a program's
+# libraries kept in the cache, so that a start checks each library up to
+# the last it may place by one statx instead of opening and reading it.
+# bl-64k: a 16 MiB library of p_align 64 KiB found through $ORIGIN, then
+# libc.
+@test "plan record: tiexec-warm PROG keeps the walk; starts check it; a changed library, directory or record is not used" {
+	command -v strace >/dev/null || skip_unsupported "strace is not installed"
+	local d=$C/rec rec n
+	rm -rf "$d"
+	mkdir -p "$d/other"
+	cp "$FIXTURES/bl-64k" "$FIXTURES/libbl-64k.so" "$d/"
+	# The same program in another directory (a link changes its ctime,
+	# which the record's name holds: made before tiexec-warm runs).
+	cp "$d/libbl-64k.so" "$d/other/"
+	ln "$d/bl-64k" "$d/other/bl-64k"
+	chmod -R a+rX "$d"
+	run --separate-stderr timeout 60 "$TIEXEC" -v "$d/bl-64k" loop 10
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"libbl-64k.so': planned before ld.so: it starts congruent"* ]]
+	[[ "$stderr" == *" µs (ld.so's libraries read from their files)"* ]]
+	run_t "$WARM" --config "$C/warm.conf" -v "$d/bl-64k"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"$d/bl-64k: the plan record of its 2 libraries in ld.so's order in the text cache (made now)"* ]]
+	for f in "$C"/text/*.plan; do
+		[ "$(cat "$f.source")" != "$d/bl-64k" ] || rec=$f
+	done
+	[ "$(stat -c %U:%a "$rec")" = root:444 ]
+	run_t "$WARM" --config "$C/warm.conf" -v "$d/bl-64k"
+	[[ "$output" == *"$d/bl-64k: the plan record of its 2 libraries in ld.so's order in the text cache (present)"* ]]
+	# With it: planned as before; before ld.so (its first search of the
+	# RUNPATH, glibc-hwcaps first) the loader opens no library to read
+	# it (its walk opens them O_NONBLOCK), it asks statx.
+	strace -f -e trace=openat,statx -o "$BATS_TEST_TMPDIR/st" "$TIEXEC" -v "$d/bl-64k" loop 10 \
+		>/dev/null 2>"$BATS_TEST_TMPDIR/err"
+	grep -q "libbl-64k.so': planned before ld.so: it starts congruent" "$BATS_TEST_TMPDIR/err"
+	grep -q " µs (ld.so's libraries from tiexec-warm's plan record)" "$BATS_TEST_TMPDIR/err"
+	before_ldso() {
+		awk -v p="$1" '/glibc-hwcaps/ { exit } index($0, p) { n++ } END { print n + 0 }' "$BATS_TEST_TMPDIR/st"
+	}
+	[ "$(before_ldso "libbl-64k.so\", O_RDONLY|O_NONBLOCK")" = 0 ]
+	[ "$(before_ldso "statx(AT_FDCWD, \"$d/libbl-64k.so\"")" = 1 ]
+	# Every start of 50 placed from the record.
+	n=0
+	for i in $(seq 50); do
+		"$TIEXEC" -v "$d/bl-64k" loop 10 2>&1 >/dev/null | grep -q "libbl-64k.so': planned before ld.so: it starts congruent" &&
+			n=$((n + 1))
+	done
+	echo "# from the record: placed in $n of 50 starts" >&3
+	[ "$n" -eq 50 ]
+	# Through another directory: its RUNPATH says $ORIGIN, so the record
+	# (made for $d) is not used.
+	run --separate-stderr timeout 60 "$TIEXEC" -v "$d/other/bl-64k" loop 10
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"plan record not used: made for the program in another directory (its search path says \$ORIGIN))"* ]]
+	[[ "$stderr" == *"libbl-64k.so': planned before ld.so: it starts congruent"* ]]
+	# A library changed since (a new file, as an upgrade writes it):
+	# walked again, placed all the same.
+	cp "$d/libbl-64k.so" "$d/new.so"
+	mv "$d/new.so" "$d/libbl-64k.so"
+	run --separate-stderr timeout 60 "$TIEXEC" -v "$d/bl-64k" loop 10
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *" µs (ld.so's libraries read from their files: one changed since tiexec-warm's plan record)"* ]]
+	[[ "$stderr" == *"libbl-64k.so': planned before ld.so: it starts congruent"* ]]
+	# warm makes it again; --prune removes a record whose program changed.
+	run_t "$WARM" --config "$C/warm.conf" -v "$d/bl-64k"
+	[[ "$output" == *"the plan record of its 2 libraries in ld.so's order in the text cache (made now)"* ]]
+	# A record someone else could write is not used.
+	chmod 666 "$rec"
+	run --separate-stderr timeout 60 "$TIEXEC" -v "$d/bl-64k" loop 10
+	[[ "$stderr" == *"plan record not used: the entry is writable by others than root)"* ]]
+	chmod 444 "$rec"
+	touch "$d/bl-64k"
+	run_t "$WARM" --config "$C/warm.conf" --prune
+	[[ "$output" == *"$(basename "$rec"): removed (its source changed: $d/bl-64k)"* ]]
+	[ ! -e "$rec" ]
 }
 
 # The window where the loader's other placements are tested: as uid 65534

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "geom.h"
+#include "planrec.h"
 #include "textcache.h"
 #include "trust.h"
 
@@ -745,6 +746,58 @@ enum te_result textentry_window(const char *dir, const char *path, int fd, uint6
 	return closed(t, dfd, r);
 }
 
+/* Whether the file open at e holds exactly the n bytes at b. */
+static int same_bytes(int e, const void *b, size_t n)
+{
+	static char have[PLANREC_MAX + 1];
+
+	return n <= PLANREC_MAX && pread(e, have, n + 1, 0) == (ssize_t)n && !memcmp(have, b, n);
+}
+
+/* The n bytes at b written to t: 0, or -1 with errno (ENOSPC where the
+ * tmpfs took fewer). */
+static int write_all(int t, const void *b, size_t n)
+{
+	ssize_t k = write(t, b, n);
+
+	if (k == (ssize_t)n)
+		return 0;
+	if (k >= 0)
+		errno = ENOSPC;
+	return -1;
+}
+
+enum te_result textentry_plan(const char *dir, const char *path, int fd, const void *rec, size_t n, const char **step)
+{
+	char name[TEXTCACHE_NAME_MAX + sizeof(PLANREC_SUFFIX)];
+	const char *why;
+	struct statx st;
+	size_t k;
+
+	*step = "reading its identity";
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0 || !(k = textcache_name(&st, name, TEXTCACHE_NAME_MAX)))
+		return TE_FAILED;
+	memcpy(name + k, PLANREC_SUFFIX, sizeof(PLANREC_SUFFIX));
+	int e = textcache_open(dir, name, &why);
+	if (e >= 0) {
+		int same = same_bytes(e, rec, n);
+		close(e);
+		if (same)
+			return TE_PRESENT;
+	}
+	settle(&st);
+	int dfd = cache_dir_for(dir, name, step); /* a record that differs: replaced */
+	if (dfd < 0)
+		return TE_FAILED;
+	*step = "creating an unnamed file in the cache (O_TMPFILE)";
+	int t = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0444);
+	enum te_result r = TE_FAILED;
+	if (t >= 0 && (*step = "writing the plan record", write_all(t, rec, n) == 0) &&
+	    (*step = "making it read-only", fchmod(t, 0444) == 0))
+		r = publish(dfd, t, fd, &st, name, path, step);
+	return closed(t, dfd, r);
+}
+
 /* Whether the window entry of the file open at fd is its image. */
 static int window_present(const char *dir, int fd)
 {
@@ -765,6 +818,18 @@ static int has_suffix(const char *s, const char *suffix)
 	size_t n = strlen(s), k = strlen(suffix);
 
 	return n > k && !strcmp(s + n - k, suffix);
+}
+
+/* The name of a file's entry, with identity st, into name (n bytes): its
+ * text's (textcache_name), its window's (win) or its plan record's
+ * (plan).  Whether it fits. */
+static int entry_name(const struct statx *st, int win, int plan, char *name, size_t n)
+{
+	size_t k = (win ? textcache_window_name : textcache_name)(st, name, n - sizeof(PLANREC_SUFFIX));
+
+	if (k && plan)
+		memcpy(name + k, PLANREC_SUFFIX, sizeof(PLANREC_SUFFIX));
+	return k != 0;
 }
 
 int textentry_prune(const char *dir)
@@ -788,7 +853,7 @@ int textentry_prune(const char *dir)
 				unlinkat(dirfd(d), de->d_name, 0);
 			continue;
 		}
-		int win = has_suffix(de->d_name, TEXTCACHE_WINDOW);
+		int win = has_suffix(de->d_name, TEXTCACHE_WINDOW), plan = has_suffix(de->d_name, PLANREC_SUFFIX);
 		ssize_t n = read_source(dirfd(d), de->d_name, src, sizeof(src));
 		struct stat ss;
 		uint64_t bytes;
@@ -797,9 +862,9 @@ int textentry_prune(const char *dir)
 			why = "its source is not recorded";
 		else if (sfd < 0 || statx(sfd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &st) < 0)
 			why = "its source is gone";
-		else if (!(win ? textcache_window_name : textcache_name)(&st, name, sizeof(name)) || strcmp(name, de->d_name))
+		else if (!entry_name(&st, win, plan, name, sizeof(name)) || strcmp(name, de->d_name))
 			why = "its source changed";
-		else if (win ? !window_present(dir, sfd) : textentry_find(dir, sfd, &bytes) != TE_PRESENT)
+		else if (!plan && (win ? !window_present(dir, sfd) : textentry_find(dir, sfd, &bytes) != TE_PRESENT))
 			why = "its text differs from its source's";
 		if (sfd >= 0)
 			close(sfd);

@@ -49,6 +49,12 @@ int textentry_open(const char *dir, int fd, uint64_t *off);
 enum te_result textentry_window(const char *dir, const char *path, int fd, uint64_t end, uint64_t at, int make,
 				uint64_t *bytes, const char **step);
 
+/* The plan record (common/planrec.h) of the program open at fd (named
+ * path): the n bytes at rec, written as textentry_make writes an entry
+ * where the cache holds none or another (replaced): TE_MADE, TE_PRESENT,
+ * or TE_FAILED with errno and *step. */
+enum te_result textentry_plan(const char *dir, const char *path, int fd, const void *rec, size_t n, const char **step);
+
 /* Unlinks the entry of the file open at fd (its users keep it until they
  * exit); 0 or -1. */
 int textentry_remove(const char *dir, int fd);

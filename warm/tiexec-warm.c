@@ -122,6 +122,7 @@ int main(int argc, char **argv)
 				 : "PAGEMAP_SCAN (PAGE_IS_HUGE)");
 	for (size_t i = 0; i < w->ntargets; i++)
 		do_target(w, &w->targets[i]);
+	plan_records(w);
 	report_nofit(w);
 	if (w->opt.verbose && !w->opt.json && w->cc.scan == 0 && !w->cc.compat)
 		printf("measured: PAGEMAP_SCAN unavailable (Linux < 6.7): the last page of each piece in "

@@ -36,7 +36,7 @@ static void default_cache_size(char *buf, size_t n)
 }
 
 /* The cache mounted and trusted, once; else said once. */
-static int cache_ready(struct warm *w)
+int cache_ready(struct warm *w)
 {
 	char why[600];
 

@@ -6,6 +6,7 @@
  *   warm-pieces.c   one piece of the page cache: measured, converted
  *   warm-file.c     one file through the page cache, and its report
  *   warm-cache.c    one file through the shared text cache instead
+ *   warm-plan.c     the programs' plan records (their libraries, walked)
  *   warm-say.c      messages and the exit status
  *   trust.c, textentry.c, needed.c: the ownership rule, cache entries, the
  *   libraries a program needs.
@@ -153,6 +154,13 @@ void cache_target(struct warm *w, const struct target *t, int fd, const struct e
  * text cache (textcache.h), made unless --check. */
 void window_target(struct warm *w, const struct target *t, int fd, const struct elf *e);
 void report_nofit(struct warm *w);
+/* Whether the text cache is there to write to: mounted and trusted on
+ * first use (said on stderr once where it is not). */
+int cache_ready(struct warm *w);
+
+/* warm-plan.c: the plan record (common/planrec.h) of every dynamically
+ * linked program among the targets, unless --check or no cache. */
+void plan_records(struct warm *w);
 
 /* warm-config.c */
 int read_config(struct warm *w, const char *path, int must_exist);
