@@ -140,21 +140,22 @@ static void spans(const struct stand_in *s, unsigned t, uint64_t below, struct s
 
 /* The stand-ins of a replay: requests 0 to k-1 mapped as the kernel
  * placed them (s), where each landed (at).  They stay mapped from one
- * replay to the next: a hold that keeps out of every one's footprint
- * (footprint) changes none of their places, so only the target's own
- * request is made again; a hold that does not (rare) has every stand-in
- * given back first (unreplay), and the next replay makes them all again,
- * with the holds there. */
+ * replay to the next: a hold that keeps out of a request's footprint
+ * (footprint), and of those of the requests before it, leaves it where it
+ * is (the kernel places each one at the top of the highest gap that holds
+ * it, and a hold only takes free space away), so only the requests from
+ * the first whose footprint the hold meets are given back (unreplay) and
+ * made again at the next replay, with the hold there. */
 struct replay {
 	struct stand_in s[LDPLAN_MAX_REQS];
 	uint64_t at[LDPLAN_MAX_REQS];
 	unsigned k;
 };
 
-/* Gives every stand-in of r back. */
-static void unreplay(struct replay *r)
+/* Gives the stand-ins of requests j on back. */
+static void unreplay(struct replay *r, unsigned j)
 {
-	while (r->k > 0) {
+	while (r->k > j) {
 		r->k--;
 		sys_munmap(r->s[r->k].a, r->s[r->k].len);
 	}
@@ -169,15 +170,16 @@ static void footprint(const struct ldplan *p, const struct replay *r, unsigned j
 	*hi = r->s[j].hi ? r->s[j].hi : r->at[j] + tx_up(p->req[j].len, TX_PAGE);
 }
 
-/* Before holding [lo, hi): the stand-ins given back where it meets one's
- * footprint, so that the next replay places them with the hold there. */
+/* Before holding [lo, hi): the stand-ins given back from the first whose
+ * footprint it meets, so that the next replay places them with the hold
+ * there. */
 static void clear_for(const struct ldplan *p, struct replay *r, uint64_t lo, uint64_t hi)
 {
 	for (unsigned j = 0; j < r->k; j++) {
 		uint64_t a, b;
 		footprint(p, r, j, &a, &b);
 		if (a < hi && lo < b) {
-			unreplay(r);
+			unreplay(r, j);
 			return;
 		}
 	}
@@ -283,7 +285,6 @@ static long place(const struct ldplan *p, unsigned t, struct replay *r, struct l
 			 * made about 1 MiB above it and below it, which t does not
 			 * fit (its own top held down by more than that space). */
 			uint64_t d = v.stuck_hole + TX_HUGE / 2;
-			unreplay(r); /* the file itself moves */
 			if (moved++ || !hold(p, r, h, v.stuck_top, d))
 				break;
 			continue;
@@ -312,7 +313,7 @@ static long place(const struct ldplan *p, unsigned t, struct replay *r, struct l
 		if (!shift || !hold(p, r, h, v.top, v.top - (end - shift)))
 			break;
 	}
-	unreplay(r); /* the holds given back: the stand-ins' places may change */
+	unreplay(r, 0); /* the holds given back: the stand-ins' places may change */
 	release_to(h, before);
 	return 0;
 }
@@ -330,7 +331,7 @@ int ldplan_hold(const struct ldplan *p, struct ldplan_holds *h)
 			continue;
 		long e = place(p, t, &r, h, &h->start[n]);
 		if (e < 0) {
-			unreplay(&r);
+			unreplay(&r, 0);
 			release_to(h, 0);
 			return -1;
 		}
@@ -338,7 +339,7 @@ int ldplan_hold(const struct ldplan *p, struct ldplan_holds *h)
 			break;
 		n++;
 	}
-	unreplay(&r);
+	unreplay(&r, 0);
 	return n;
 }
 
