@@ -418,3 +418,28 @@ void walk_id_statx(const struct walk_id *id, struct statx *st)
 			      .stx_dev_major = id->dev_major,
 			      .stx_dev_minor = id->dev_minor };
 }
+
+unsigned glibc_minor(const Elf64_Phdr *ph, unsigned n, const char *base, int file, uint64_t size)
+{
+	static const char key[] = "release version 2.";
+	const size_t kn = sizeof(key) - 1, at = 8; /* key[at] == 'v', rarer than 'r' */
+
+	for (unsigned i = 0; i < n; i++) {
+		const Elf64_Phdr *p = &ph[i];
+		uint64_t off = file ? p->p_offset : p->p_vaddr;
+		if (p->p_type != PT_LOAD || (p->p_flags & (PF_X | PF_W)) || !(p->p_flags & PF_R) || p->p_filesz < kn + 2 ||
+		    off > size || p->p_filesz > size - off)
+			continue;
+		const char *s = base + off, *e = s + p->p_filesz;
+		for (const char *v = s + at; v < e - (kn - at) - 2 && (v = memchr(v, 'v', (size_t)(e - (kn - at) - 2 - v)));
+		     v++) {
+			if (memcmp(v - at, key, kn))
+				continue;
+			unsigned m = 0;
+			for (const char *d = v - at + kn; d < e && *d >= '0' && *d <= '9' && m < 1000; d++)
+				m = m * 10 + (unsigned)(*d - '0');
+			return m;
+		}
+	}
+	return 0;
+}

@@ -80,6 +80,7 @@ struct walk {
 	 * (ncand); stale: one of them changed since the record was made. */
 	int rec, stale;
 	unsigned next, ncand;
+	unsigned glibc_minor; /* a record's: its ld.so's (glibc_minor) */
 	char pool[WALK_POOL];
 	char origin[PATH_MAX], dir[PATH_MAX]; /* $ORIGIN of the program, of o */
 };
@@ -106,6 +107,14 @@ static inline int walk_kernel_places(const struct walk_lib *l)
  * with the fields of the identity (textcache_name's), the rest 0. */
 void walk_id_of(const struct statx *st, struct walk_id *id);
 void walk_id_statx(const struct walk_id *id, struct statx *st);
+
+/* The minor version of the glibc whose ld.so has program headers
+ * ph[0..n), from the banner its --version prints ("... release version
+ * 2.44."), which lies in its read-only data: each segment's bytes at
+ * base + p_vaddr (mapped), or base + p_offset (file: the file's size
+ * bytes at base).  0 when it is not found (not glibc's, or worded
+ * otherwise). */
+unsigned glibc_minor(const Elf64_Phdr *ph, unsigned n, const char *base, int file, uint64_t size);
 
 /* The string at offset off of w's pool. */
 static inline const char *walk_str(const struct walk *w, uint16_t off)

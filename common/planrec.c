@@ -7,23 +7,24 @@
 #include "sys.h"
 #include "textcache.h"
 
-#define MAGIC "TXPLAN1"
+#define MAGIC "TXPLAN2"
 
 /* The record's first bytes; the libraries (lib_size bytes each) and the
  * pool (used bytes) follow. */
 struct head {
 	char magic[8];
 	uint32_t lib_size, n, used, origin; /* origin: the program's directory (pool), 0: its search path has no $ORIGIN */
-	uint32_t complete, stop, stop_err, pad;
+	uint32_t complete, stop, stop_err, glibc_minor; /* ld.so's (libwalk.h) */
 	struct walk_id interp;
 };
 
 _Static_assert(sizeof(struct head) <= 128, "PLANREC_MAX counts 128 bytes of header");
 
-size_t planrec_encode(const struct walk *w, const struct statx *interp, const char *origin, void *out, size_t n)
+size_t planrec_encode(const struct walk *w, const struct statx *interp, unsigned minor, const char *origin, void *out,
+		      size_t n)
 {
 	struct head h = { .lib_size = sizeof(struct walk_lib), .n = w->n, .used = w->used, .complete = (uint32_t)w->complete,
-			  .stop = w->stop, .stop_err = (uint32_t)w->stop_err };
+			  .stop = w->stop, .stop_err = (uint32_t)w->stop_err, .glibc_minor = minor };
 	size_t ol = strlen(origin) + 1, libs = w->n * sizeof(w->lib[0]);
 	size_t size = sizeof(h) + libs + w->used + (w->origin_used ? ol : 0);
 
@@ -130,6 +131,7 @@ const char *planrec_load(int fd, struct walk *w, const struct statx *interp, int
 	w->complete = (int)h.complete;
 	w->stop = (uint16_t)h.stop;
 	w->stop_err = (int)h.stop_err;
+	w->glibc_minor = h.glibc_minor;
 	w->done = 1; /* libwalk_next gives nothing: planrec_next does */
 	w->nnames = 0;
 	w->origin_used = h.origin != 0;

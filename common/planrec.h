@@ -31,10 +31,12 @@
 #define PLANREC_MAX (128 + WALK_MAX * sizeof(struct walk_lib) + WALK_POOL)
 
 /* The record of walk w, drained (libwalk_next gave NULL), each library's
- * identity in w->lib[i].id, for ld.so with identity interp and a program
- * in directory origin (its $ORIGIN): into out (n bytes, PLANREC_MAX
- * will do); its size, 0 if it does not fit. */
-size_t planrec_encode(const struct walk *w, const struct statx *interp, const char *origin, void *out, size_t n);
+ * identity in w->lib[i].id, for ld.so with identity interp and glibc
+ * minor version minor (glibc_minor), and a program in directory origin
+ * (its $ORIGIN): into out (n bytes, PLANREC_MAX will do); its size, 0 if
+ * it does not fit. */
+size_t planrec_encode(const struct walk *w, const struct statx *interp, unsigned minor, const char *origin, void *out,
+		      size_t n);
 
 /* The record open at fd into w, as a walk whose libraries planrec_next
  * gives out, for ld.so with identity interp; aligns: the kernel places a

@@ -76,33 +76,6 @@ static int kernel_aligns_files(void)
 	return major == 0 || major > 5 || (major == 5 && minor >= 18);
 }
 
-/* The minor version of the glibc whose ld.so ld is, from the banner its
- * --version prints ("... release version 2.44."), which lies in its
- * read-only data; 0 when it is not found (not glibc's, or worded
- * otherwise). */
-static unsigned glibc_minor(const struct image *ld)
-{
-	static const char key[] = "release version 2.";
-	const size_t kn = sizeof(key) - 1, at = 8; /* key[at] == 'v', rarer than 'r' */
-
-	for (unsigned i = 0; i < ld->eh.e_phnum && i < TX_PH_MAX; i++) {
-		const Elf64_Phdr *ph = &ld->ph[i];
-		if (ph->p_type != PT_LOAD || (ph->p_flags & (PF_X | PF_W)) || !(ph->p_flags & PF_R) || ph->p_filesz < kn + 2)
-			continue;
-		const char *s = (const char *)(uintptr_t)(ld->bias + ph->p_vaddr), *e = s + ph->p_filesz;
-		for (const char *v = s + at; v < e - (kn - at) - 2 && (v = memchr(v, 'v', (size_t)(e - (kn - at) - 2 - v)));
-		     v++) {
-			if (memcmp(v - at, key, kn))
-				continue;
-			unsigned n = 0;
-			for (const char *d = v - at + kn; d < e && *d >= '0' && *d <= '9' && n < 1000; d++)
-				n = n * 10 + (unsigned)(*d - '0');
-			return n;
-		}
-	}
-	return 0;
-}
-
 /* Whether library l gets a window of its own: a 2 MiB-aligned window that
  * holds its whole read-only image and nothing else, so that one 2 MiB
  * page can (libs.c).  glibc's libc only, so far: the library most
@@ -136,6 +109,18 @@ static const char *window_why(const struct walk *w, const struct walk_lib *l, co
 	if (textcache_window_present(cache, &st))
 		return NULL;
 	return sys_faccessat(TX_AT_FDCWD, cache, 0) != 0 ? "" : "no window entry in the text cache (tiexec-warm PROG makes one)";
+}
+
+/* The minor version of ld.so's glibc: the plan record's, else from its
+ * banner in its mapped read-only data. */
+static unsigned ldso_minor(const struct exec *ex)
+{
+	const struct image *ld = &ex->interp;
+
+	if (ex->walk.rec)
+		return ex->walk.glibc_minor;
+	return glibc_minor(ld->ph, ld->eh.e_phnum < TX_PH_MAX ? ld->eh.e_phnum : TX_PH_MAX, (const char *)(uintptr_t)ld->bias,
+			   0, UINT64_MAX);
 }
 
 /* ld.so.cache's mapping, when it is there, appended to the requests q
@@ -228,7 +213,7 @@ static unsigned requests(struct exec *ex, const char *wdir, unsigned *all)
 			last = k;
 	}
 	/* Asked only where there is a target: a scan of ld.so's data. */
-	if (last && glibc_minor(&ex->interp) >= 44) {
+	if (last && ldso_minor(ex) >= 44) {
 		k = cache_first(ex, k, cache);
 		for (unsigned j = last = 0; j < k; j++)
 			if (q[j].target)

@@ -88,6 +88,9 @@ inside() {
 		"$W" --config "$C/warm.conf" /bin/cat "$C/fx/bl-lld" >/dev/null
 		export TIEXEC_CACHE=$C/text
 		echo "run-bl-lld $(same "$C/fx/bl-lld" loop 100)"
+		# bl-lld's libraries from the plan record tiexec-warm made here,
+		# for this ld.so (its glibc's version in it).
+		echo "record-bl-lld $("$T" -v "$C/fx/bl-lld" loop 1 2>&1 >/dev/null | grep -c "from tiexec-warm's plan record)" || true)"
 		echo "missed-bl-lld $(missed "$C/fx/bl-lld")"
 		read -r _ win _ < <(python3 "$R/tests/window-starts.py" "$T" "$C/fx/bl-lld" 20)
 		echo "bl-lld $win of 20"
@@ -125,6 +128,7 @@ rows() {
 	grep -qE '^version 2\.(4[4-9]|[5-9][0-9])$' <<<"$output"
 	grep -qx 'tunable 1' <<<"$output"
 	rows "glibc 2.44"
+	grep -qx 'record-bl-lld 1' <<<"$output"
 	grep -qx 'missed-bl-64k 0' <<<"$output"
 	grep -qx 'missed-bl-lld 0' <<<"$output"
 }
@@ -136,6 +140,7 @@ rows() {
 @test "glibc 2.44's ld.so planned for as 2.43: as directly; the plan misses and -v says so" {
 	inside 43
 	grep -qx 'version 2.43' <<<"$output"
+	grep -qx 'record-bl-lld 1' <<<"$output"
 	! rows "2.44 planned for as 2.43" || false
 	# Where it misses (bl-64k's library lands 2 MiB-aligned by chance
 	# about one start in 32), -v says so.

@@ -10,6 +10,7 @@
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,6 +34,27 @@ static int interp_of(int fd, const struct elf *e, char *path, size_t n)
 		return path[0] == '/';
 	}
 	return 0;
+}
+
+/* ld.so at path: its identity into *st and its glibc's minor version
+ * into *minor (glibc_minor: 0 where it says none).  Whether it could be
+ * read. */
+static int ldso(const char *path, struct statx *st, unsigned *minor)
+{
+	static struct elf e;
+	const char *why;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int ok = fd >= 0 && statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, st) == 0 && S_ISREG(st->stx_mode) &&
+		 st->stx_size && read_elf(fd, &e, &why) == 0;
+	void *m = ok ? mmap(NULL, st->stx_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+
+	if (fd >= 0)
+		close(fd);
+	if (m == MAP_FAILED)
+		return 0;
+	*minor = glibc_minor(e.ph, e.eh.e_phnum < 64 ? e.eh.e_phnum : 64, m, 1, st->stx_size);
+	munmap(m, st->stx_size);
+	return 1;
 }
 
 /* The walk of the libraries of the program open at fd (path, headers e,
@@ -79,14 +101,15 @@ static void plan_record(struct warm *w, const struct target *t)
 	struct stat st, want = { .st_dev = t->dev, .st_ino = t->ino };
 	struct statx ist;
 	const char *why, *step = "";
+	unsigned minor = 0;
 	size_t n;
 	int fd = trust_open(t->path, &want, &st);
 
 	if (fd < 0)
 		return; /* said by do_target */
 	if (read_elf(fd, &e, &why) == 0 && interp_of(fd, &e, interp, sizeof(interp)) &&
-	    statx(AT_FDCWD, interp, 0, STATX_BASIC_STATS, &ist) == 0 && walk_program(&wk, fd, t->path, &e, interp) &&
-	    wk.n && (n = planrec_encode(&wk, &ist, wk.origin, rec, sizeof(rec))) && cache_ready(w)) {
+	    ldso(interp, &ist, &minor) && walk_program(&wk, fd, t->path, &e, interp) && wk.n &&
+	    (n = planrec_encode(&wk, &ist, minor, wk.origin, rec, sizeof(rec))) && cache_ready(w)) {
 		enum te_result r = textentry_plan(w->cache.dir, t->path, fd, rec, n, &step);
 		if (r == TE_FAILED) {
 			snprintf(what, sizeof(what), "cannot make its plan record in '%s': %s", w->cache.dir, step);
