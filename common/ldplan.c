@@ -155,10 +155,27 @@ struct replay {
 /* Gives the stand-ins of requests j on back. */
 static void unreplay(struct replay *r, unsigned j)
 {
-	while (r->k > j) {
-		r->k--;
-		sys_munmap(r->s[r->k].a, r->s[r->k].len);
+	uint64_t a[LDPLAN_MAX_REQS], len[LDPLAN_MAX_REQS];
+	unsigned n = 0;
+
+	/* In address order, those that touch given back as one (a system
+	 * call each is a good part of what planning costs). */
+	for (unsigned i = j; i < r->k; i++) {
+		unsigned at = n++;
+		for (; at > 0 && a[at - 1] > r->s[i].a; at--) {
+			a[at] = a[at - 1];
+			len[at] = len[at - 1];
+		}
+		a[at] = r->s[i].a;
+		len[at] = r->s[i].len;
 	}
+	for (unsigned i = 0; i < n;) {
+		uint64_t lo = a[i], hi = a[i] + len[i];
+		for (i++; i < n && a[i] == hi; i++)
+			hi += len[i];
+		sys_munmap(lo, hi - lo);
+	}
+	r->k = j < r->k ? j : r->k;
 }
 
 /* What request j's placement used, for a while or for good: the span a

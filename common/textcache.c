@@ -97,12 +97,23 @@ const char *textcache_dir_untrusted(const char *dir)
 
 int textcache_open(const char *dir, const char *name, const char **why)
 {
+	struct textcache_trust t = { 0 };
+
+	return textcache_open_with(dir, &t, name, why);
+}
+
+int textcache_open_with(const char *dir, struct textcache_trust *t, const char *name, const char **why)
+{
 	char p[PATH_MAX];
 	struct statx st;
 	size_t n;
 	int fd;
 
-	*why = textcache_dir_untrusted(dir);
+	if (!t->asked) {
+		t->why = textcache_dir_untrusted(dir);
+		t->asked = 1;
+	}
+	*why = t->why;
 	if (*why)
 		return -1;
 	/* By its whole path: every directory on it was just found to be

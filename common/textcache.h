@@ -100,6 +100,17 @@ const char *textcache_dir_untrusted(const char *dir);
  * *why NULL: there is no such entry). */
 int textcache_open(const char *dir, const char *name, const char **why);
 
+/* Whether a process found the cache's directory trusted, asked once:
+ * every directory on its path root's and writable by nobody else, so
+ * that only root could swap one after (textcache_dir_untrusted). */
+struct textcache_trust {
+	int asked;
+	const char *why; /* NULL: trusted */
+};
+
+/* textcache_open, the directory asked only the first time for t. */
+int textcache_open_with(const char *dir, struct textcache_trust *t, const char *name, const char **why);
+
 /* Checks that the entry open at efd is a copy of a file with program
  * headers ph[0..n) (its own, read from it) but for the executable
  * segments' offsets, each congruent to its p_vaddr modulo 2 MiB; off[i]

@@ -60,6 +60,7 @@ struct exec {
 	struct opts env_o, cli_o; /* what the environment and the command line set */
 	struct opts opt;        /* in effect; load merges the note in */
 	const char *cache_dir;  /* the shared text cache (TIEXEC_CACHE), NULL: none */
+	struct textcache_trust cache_trust; /* its directory, asked once */
 
 	/* load: the images (below), their text, where the hook goes. */
 	int remap;              /* the program's text went through huge.c */

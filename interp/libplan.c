@@ -236,7 +236,7 @@ static int from_record(struct exec *ex, char *origin, int *have)
 	if (!ex->cache_dir || !(n = textcache_name(&ex->prog.st, name, TEXTCACHE_NAME_MAX)))
 		return 0;
 	memcpy(name + n, PLANREC_SUFFIX, sizeof(PLANREC_SUFFIX));
-	int fd = textcache_open(ex->cache_dir, name, &why);
+	int fd = textcache_open_with(ex->cache_dir, &ex->cache_trust, name, &why);
 	if (fd < 0) {
 		if (why && sys_faccessat(TX_AT_FDCWD, ex->cache_dir, 0) == 0)
 			ex->ldp_rec_why = why; /* one that is not trusted */

@@ -216,7 +216,7 @@ static void cache_note(const struct exec *ex, const struct lib *b, const char *w
  * for the mapping's file offset; or -1.  The library's base must be
  * 2 MiB-aligned, as ld.so puts a library of 2 MiB or more on Linux 6.1
  * and later. */
-static int lib_cache(const struct exec *ex, const struct lib *b, int fd, const struct statx *st,
+static int lib_cache(struct exec *ex, const struct lib *b, int fd, const struct statx *st,
 		     const struct fs_info *fi, uint64_t *eoff)
 {
 	static Elf64_Phdr ph[TEXTCACHE_PH_MAX];
@@ -232,7 +232,7 @@ static int lib_cache(const struct exec *ex, const struct lib *b, int fd, const s
 		return -1; /* the page cache does it */
 	if (!textcache_name(st, name, sizeof(name)))
 		return -1;
-	int cfd = textcache_open(dir, name, &why);
+	int cfd = textcache_open_with(dir, &ex->cache_trust, name, &why);
 	if (cfd < 0) {
 		cache_note(ex, b, why ? why : "no entry for this file (tiexec-warm makes one)");
 		return -1;

@@ -18,7 +18,8 @@
  * whose bytes from 2 MiB - below are the library's first bytes as ld.so
  * mapped them at start (its headers and build-id: the same file).  Its
  * descriptor, or -1 with *why. */
-static int window_entry(const char *dir, int fd, uint64_t start, uint64_t below, const char **why)
+static int window_entry(const char *dir, struct textcache_trust *trust, int fd, uint64_t start, uint64_t below,
+			const char **why)
 {
 	static unsigned char mem[CMP_BYTES], ent[CMP_BYTES];
 	char name[TEXTCACHE_NAME_MAX];
@@ -30,7 +31,7 @@ static int window_entry(const char *dir, int fd, uint64_t start, uint64_t below,
 	    !textcache_window_name(&st, name, sizeof(name)))
 		return -1;
 	*why = NULL;
-	int e = textcache_open(dir, name, why);
+	int e = textcache_open_with(dir, trust, name, why);
 	if (e < 0) {
 		if (!*why)
 			*why = "no window entry for this file (tiexec-warm makes one for a program it warms)";
@@ -58,7 +59,8 @@ static int hold_free(uint64_t a, uint64_t len)
 	return r == (long)a;
 }
 
-const char *libwindow_map(const char *dir, const char *path, uint64_t start, uint64_t below, unsigned long hwcap2,
+const char *libwindow_map(const char *dir, struct textcache_trust *trust, const char *path, uint64_t start,
+			  uint64_t below, unsigned long hwcap2,
 			  const struct cconv *cc)
 {
 	const char *why = "no text cache (TIEXEC_CACHE is empty)";
@@ -69,7 +71,7 @@ const char *libwindow_map(const char *dir, const char *path, uint64_t start, uin
 	int fd = (int)sys_openat(TX_AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return "its file cannot be opened";
-	int e = window_entry(dir, fd, start, below, &why);
+	int e = window_entry(dir, trust, fd, start, below, &why);
 	int xprot = e >= 0 ? image_fd_exec_prot(fd, hwcap2) : 0;
 	sys_close(fd);
 	if (e < 0)

@@ -9,7 +9,9 @@
  * ld.so maps the library's text (arm64: PROT_BTI where it is marked and
  * the CPU has BTI, hwcap2 the process's AT_HWCAP2), every page mapped at
  * once (cc: how to ask the kernel): NULL, or why not (the library then
- * stays as ld.so mapped it).  dir: the text cache, or NULL. */
+ * stays as ld.so mapped it).  dir: the text cache, or NULL; trust: what
+ * the process found of its directory (textcache_open_with). */
 struct cconv;
-const char *libwindow_map(const char *dir, const char *path, uint64_t start, uint64_t below, unsigned long hwcap2,
-			  const struct cconv *cc);
+struct textcache_trust;
+const char *libwindow_map(const char *dir, struct textcache_trust *trust, const char *path, uint64_t start,
+			  uint64_t below, unsigned long hwcap2, const struct cconv *cc);

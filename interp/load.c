@@ -159,7 +159,7 @@ static void cache_find(struct exec *ex, int remap)
 		return;
 	if (prog->eh.e_phnum > TEXTCACHE_PH_MAX || !textcache_name(&prog->st, name, sizeof(name)))
 		return;
-	int fd = textcache_open(ex->cache_dir, name, &why);
+	int fd = textcache_open_with(ex->cache_dir, &ex->cache_trust, name, &why);
 	if (fd >= 0 && textcache_layout(fd, prog->ph, prog->eh.e_phnum, ex->cache_off, &why) < 0) {
 		sys_close(fd);
 		fd = -1;

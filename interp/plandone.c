@@ -103,7 +103,7 @@ unsigned plan_done(struct exec *ex, struct range *win, uint64_t *fired)
 		held &= !missed[k];
 		wwhy[k] = "more windows than tiexec maps";
 		if (held && below && nwin < WINDOWS_MAX &&
-		    !(wwhy[k] = libwindow_map(ex->cache_dir, lib, start, below, ex->aux[AT_HWCAP2], &ex->huge.cc)))
+		    !(wwhy[k] = libwindow_map(ex->cache_dir, &ex->cache_trust, lib, start, below, ex->aux[AT_HWCAP2], &ex->huge.cc)))
 			win[nwin++] = (struct range){ start - below, start - below + TX_HUGE };
 		if (below) {
 			probe_window(ex, lib, TX_HUGE - below,
