@@ -229,10 +229,13 @@ fi
 #     whose 16 MiB library comes before libc (libc-window-lib): on
 #     x86-64 page-aligned, placed by the kernel from 5.18; on arm64 a
 #     reservation the plan places too.  libc-window-maps: in how many
-#     starts the window was mapped at all.
+#     starts the window was mapped at all.  Starts: tx_wstarts (5 unless
+#     scripts/kernels --window-starts says).
+wstarts=$(sed -n 's/.*tx_wstarts=\([0-9]*\).*/\1/p' /proc/cmdline)
 windows() {
-	local wins=0 wleast= w run maps=0
-	for run in 1 2 3 4 5; do
+	local wins=0 wleast= w run=0 maps=0
+	while [ $run -lt "${wstarts:-5}" ]; do
+		run=$((run + 1))
 		start "$d/tiexec" "$1"
 		if [ -x "$d/blocks" ] && [ "$(sed -n '/^KernelPageSize:/{s/^KernelPageSize: *\([0-9]*\) kB/\1/p;q}' /proc/self/smaps)" != 4 ]; then
 			w=$("$d/blocks" $pid .window | sed -n 's/.*blocks-kb=\([0-9]*\).*/\1/p')
@@ -244,8 +247,8 @@ windows() {
 		[ "${w:-0}" -gt 0 ] && wins=$((wins + 1))
 		[ -n "$wleast" ] && [ "$wleast" -le "${w:-0}" ] || wleast=${w:-0}
 	done
-	echo "$wleast kB in $wins of 5 starts" >"$T/win"
-	echo "$maps of 5 starts" >"$T/winmaps"
+	echo "$wleast kB in $wins of ${wstarts:-5} starts" >"$T/win"
+	echo "$maps of ${wstarts:-5} starts" >"$T/winmaps"
 }
 windows "$d/big"
 say libc-window "$(cat "$T/win")"
