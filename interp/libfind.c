@@ -114,25 +114,51 @@ static int worth_a_look(long pid, uint64_t base, uint64_t min_text, const struct
 	return 0;
 }
 
-int libfind_none_listed(const Elf64_Dyn *dyn, size_t nd, uint64_t min_text, const struct range *skip,
-			unsigned nskip)
+/* The first entry of ld.so's list of what it loaded (r_debug, which the
+ * program's DT_DEBUG in dyn[0..nd) points at) into *map; whether there
+ * is a list.  *audited: the program names an audit module (DT_AUDIT,
+ * DT_DEPAUDIT). */
+static int list_first(long pid, const Elf64_Dyn *dyn, size_t nd, uint64_t *map, int *audited)
 {
 	uint64_t rdebug = 0;
 	struct rdebug_head rd;
-	struct lm_head lm;
-	long pid = sys_getpid();
 
+	*audited = 0;
 	for (size_t i = 0; dyn && i < nd && dyn[i].d_tag != DT_NULL; i++) {
-		if (dyn[i].d_tag == DT_AUDIT || dyn[i].d_tag == DT_DEPAUDIT)
-			return 0;
+		*audited |= dyn[i].d_tag == DT_AUDIT || dyn[i].d_tag == DT_DEPAUDIT;
 		if (dyn[i].d_tag == DT_DEBUG)
 			rdebug = dyn[i].d_un.d_ptr;
 	}
 	if (!rdebug || peek(pid, rdebug, &rd, sizeof(rd)) != 0 || rd.version < 1)
 		return 0;
-	/* A list longer than this is taken for a loop. */
-	for (unsigned n = 0; rd.map; rd.map = lm.next) {
-		if (++n > 4096 || peek(pid, rd.map, &lm, sizeof(lm)) != 0)
+	*map = rd.map;
+	return 1;
+}
+
+/* The list's entry at *map into *lm, *map moved to the next (0: none):
+ * whether it could be read.  *n counts the entries: a list longer than
+ * 4096 is taken for a loop. */
+static int list_step(long pid, uint64_t *map, struct lm_head *lm, unsigned *n)
+{
+	if (++*n > 4096 || peek(pid, *map, lm, sizeof(*lm)) != 0)
+		return 0;
+	*map = lm->next;
+	return 1;
+}
+
+int libfind_none_listed(const Elf64_Dyn *dyn, size_t nd, uint64_t min_text, const struct range *skip,
+			unsigned nskip)
+{
+	struct lm_head lm;
+	long pid = sys_getpid();
+	uint64_t map;
+	unsigned n = 0;
+	int audited;
+
+	if (!list_first(pid, dyn, nd, &map, &audited) || audited)
+		return 0;
+	while (map) {
+		if (!list_step(pid, &map, &lm, &n))
 			return 0;
 		if (lm.ld != (uint64_t)(uintptr_t)dyn && worth_a_look(pid, lm.addr, min_text, skip, nskip))
 			return 0;
@@ -161,18 +187,16 @@ static int peek_str(long pid, uint64_t addr, char *buf, size_t n)
 int libfind_at(const Elf64_Dyn *dyn, size_t nd, uint64_t base, const char *path)
 {
 	static char name[PATH_MAX];
-	uint64_t rdebug = 0;
-	struct rdebug_head rd;
 	struct lm_head lm;
 	long pid = sys_getpid();
+	uint64_t map;
+	unsigned n = 0;
+	int audited;
 
-	for (size_t i = 0; dyn && i < nd && dyn[i].d_tag != DT_NULL; i++)
-		if (dyn[i].d_tag == DT_DEBUG)
-			rdebug = dyn[i].d_un.d_ptr;
-	if (!rdebug || peek(pid, rdebug, &rd, sizeof(rd)) != 0 || rd.version < 1)
+	if (!list_first(pid, dyn, nd, &map, &audited))
 		return -1;
-	for (unsigned n = 0; rd.map; rd.map = lm.next) {
-		if (++n > 4096 || peek(pid, rd.map, &lm, sizeof(lm)) != 0)
+	while (map) {
+		if (!list_step(pid, &map, &lm, &n))
 			return -1;
 		if (lm.addr != base)
 			continue;
