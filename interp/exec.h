@@ -26,6 +26,7 @@
 #include "huge.h"
 #include "image.h"
 #include "ldplan.h"
+#include "libfind.h"
 #include "libwalk.h"
 #include "opts.h"
 #include "rt.h"
@@ -61,6 +62,7 @@ struct exec {
 	struct opts opt;        /* in effect; load merges the note in */
 	const char *cache_dir;  /* the shared text cache (TIEXEC_CACHE), NULL: none */
 	struct textcache_trust cache_trust; /* its directory, asked once */
+	struct range interp_win; /* the interpreter's window (load.c), lo == hi: none */
 
 	/* load: the images (below), their text, where the hook goes. */
 	int remap;              /* the program's text went through huge.c */

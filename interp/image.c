@@ -282,6 +282,19 @@ long image_place(struct image *im, int is_interp, enum strategy strategy, int ca
 	return 0;
 }
 
+long image_place_window(struct image *im, uint64_t at)
+{
+	uint64_t span = im->info.hi - im->info.lo, size = span + at + TX_HUGE;
+	long r = sys_mmap(0, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (r < 0)
+		return failed(im, "cannot reserve address space", r);
+	im->bias = tx_up((uint64_t)r, TX_HUGE) + at - im->info.lo;
+	im->res_lo = (uint64_t)r;
+	im->res_hi = (uint64_t)r + size;
+	return 0;
+}
+
 /* Maps every PT_LOAD inside the reservation, as the kernel's elf_load()
  * does: file pages, the zeroed tail of the last file page when writable,
  * anonymous pages for the rest of .bss.  Later segments win a shared page. */

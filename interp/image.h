@@ -90,6 +90,11 @@ __attribute__((noreturn)) void image_die(const struct image *prog, const struct 
  * keep_outer.  Each returns 0 or a negative errno (im->err_what). */
 long image_place(struct image *im, int is_interp, enum strategy strategy, int cached, int round_out, uint64_t unit,
 		 int verbose);
+/* An interpreter's reservation for its window (textcache.h): its first
+ * page at bytes above a 2 MiB boundary (textcache_window_at), so that its
+ * read-only image ends on the next one; image_map and image_trim follow
+ * as after image_place. */
+long image_place_window(struct image *im, uint64_t at);
 long image_map(struct image *im);
 void image_trim(struct image *im, int keep_outer);
 /* mmap's protection for a segment's p_flags. */

@@ -359,7 +359,7 @@ static int nothing_listed(const struct exec *ex, const struct opts *o, const str
 void libs_stage(struct exec *ex)
 {
 	static struct lib libs[LIBS_MAX];
-	static struct range skip[2 * MAX_SEGS + 1 + WINDOWS_MAX];
+	static struct range skip[2 * MAX_SEGS + 2 + WINDOWS_MAX];
 	struct opts o = ex->opt;
 	const char *prog = ex->prog.path;
 
@@ -375,6 +375,8 @@ void libs_stage(struct exec *ex)
 	unsigned nskip = not_libraries(ex, skip);
 	for (unsigned i = 0; i < nwin; i++)
 		skip[nskip++] = win[i];
+	if (ex->interp_win.hi > ex->interp_win.lo)
+		skip[nskip++] = ex->interp_win; /* on a 2 MiB page already */
 	if (!nothing_listed(ex, &o, skip, nskip)) {
 		maps = maps_read(&cap);
 		if (!maps)

@@ -19,6 +19,7 @@
 #include "fds.h"
 #include "hookpoint.h"
 #include "huge.h"
+#include "libwindow.h"
 #include "probes.h"
 #include "proc.h"
 #include "report.h"
@@ -59,13 +60,67 @@ static long load_failed(struct exec *ex, const struct image *im, long err)
 	return err;
 }
 
+/* -v: the interpreter's window, what became of it (why: NULL mapped). */
+static void window_said(const struct exec *ex, const char *why)
+{
+	struct msg m;
+
+	msg_head(&m, ex->path);
+	msg_str(&m, "interpreter '");
+	msg_str(&m, ex->interp.path);
+	msg_str(&m, why ? "': " : "': its read-only image in a 2 MiB window of its own, mapped from the text cache: one "
+				  "2 MiB page shared by every process (" TEXTCACHE_WINDOW_EXEC ")");
+	msg_str(&m, why ? why : "");
+	say(&m);
+}
+
+/* Where the interpreter's first page lies in a window of its own (a
+ * 2 MiB-aligned window holding its whole read-only image and nothing
+ * else, as libc's, textcache.h), or 0 for none: windows on and the text
+ * cache holding its window entry (tiexec-warm PROG makes one).  ld.so's
+ * read-only image (196 KiB on x86-64, 148 of them text) is on 4 KiB
+ * pages otherwise, where a short compile spends some 7% of its time
+ * (relocations, symbol lookup).  tiexec maps the interpreter itself, so
+ * no plan is needed: its reservation is placed there (image_place_window). */
+static uint64_t interp_window_at(struct exec *ex)
+{
+	const struct image *im = &ex->interp;
+	unsigned n = im->eh.e_phnum < TX_PH_MAX ? im->eh.e_phnum : TX_PH_MAX;
+	uint64_t at = textcache_window_at(im->ph, n);
+
+	if (!at || !ex->opt.windows || ex->opt.strategy == ST_OFF || !ex->cache_dir || !textcache_window_end(im->ph, n))
+		return 0;
+	if (textcache_window_present(ex->cache_dir, &im->st))
+		return at;
+	if (ex->opt.verbose && sys_faccessat(TX_AT_FDCWD, ex->cache_dir, 0) == 0)
+		window_said(ex, "no window: no window entry in the text cache (tiexec-warm PROG makes one)");
+	return 0;
+}
+
+/* The interpreter, mapped with its first page at bytes above a 2 MiB
+ * boundary: its window entry mapped over that 2 MiB (libwindow.c), its
+ * range into ex->interp_win.  Where that fails it stays as mapped. */
+static void interp_window(struct exec *ex, uint64_t at)
+{
+	uint64_t start = ex->interp.bias + ex->interp.info.lo;
+	const char *why = libwindow_map(ex->cache_dir, &ex->cache_trust, ex->interp.path, start, at, ex->aux[AT_HWCAP2],
+					&ex->huge.cc);
+
+	if (!why)
+		ex->interp_win = (struct range){ start - at, start - at + TX_HUGE };
+	if (ex->opt.verbose)
+		window_said(ex, why);
+}
+
 /* Reserves, maps and trims the program's image (remap: its text is to be
  * placed) or the interpreter's.  0 or a negative errno. */
 static long map_image(struct exec *ex, struct image *im, int is_interp, int remap)
 {
 	int round_out = !is_interp && remap && ex->opt.round_out;
-	long e = image_place(im, is_interp, ex->opt.strategy, !is_interp && ex->cache_fd >= 0, round_out,
-			     remap ? huge_unit(&ex->huge) : TX_HUGE, ex->opt.verbose);
+	uint64_t at = is_interp ? interp_window_at(ex) : 0;
+	long e = at ? image_place_window(im, at)
+		    : image_place(im, is_interp, ex->opt.strategy, !is_interp && ex->cache_fd >= 0, round_out,
+				  remap ? huge_unit(&ex->huge) : TX_HUGE, ex->opt.verbose);
 
 	if (e < 0)
 		return e;
@@ -73,6 +128,8 @@ static long map_image(struct exec *ex, struct image *im, int is_interp, int rema
 	e = image_map(im);
 	if (e == 0)
 		image_trim(im, round_out);
+	if (e == 0 && at)
+		interp_window(ex, at);
 	return e;
 }
 

@@ -237,12 +237,18 @@ windows() {
 	while [ $run -lt "${wstarts:-5}" ]; do
 		run=$((run + 1))
 		start "$d/tiexec" "$1"
-		if [ -x "$d/blocks" ] && [ "$(sed -n '/^KernelPageSize:/{s/^KernelPageSize: *\([0-9]*\) kB/\1/p;q}' /proc/self/smaps)" != 4 ]; then
-			w=$("$d/blocks" $pid .window | sed -n 's/.*blocks-kb=\([0-9]*\).*/\1/p')
+		# libc's window: the window entry's mapping right below one of
+		# libc's own (ld.so's window lies below ld.so's).
+		lw=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { split($1, a, "-"); if (w != "" && $NF ~ /\/libc\.so\.6$/ && a[1] == e) print w; w = ""; if ($NF ~ /\.window$/) { w = $NF; e = a[2] } }' "/proc/$pid/maps")
+		w=0
+		if [ -z "$lw" ]; then
+			:
+		elif [ -x "$d/blocks" ] && [ "$(sed -n '/^KernelPageSize:/{s/^KernelPageSize: *\([0-9]*\) kB/\1/p;q}' /proc/self/smaps)" != 4 ]; then
+			w=$("$d/blocks" $pid "/${lw##*/}" | sed -n 's/.*blocks-kb=\([0-9]*\).*/\1/p')
 		else
-			w=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { w = $NF ~ /\.window$/; next } w && $1 == "ShmemPmdMapped:" { kb += $2 } END { print kb + 0 }' "/proc/$pid/smaps")
+			w=$(awk -v p="$lw" '/^[0-9a-f]+-[0-9a-f]+ / { w = $NF == p; next } w && $1 == "ShmemPmdMapped:" { kb += $2 } END { print kb + 0 }' "/proc/$pid/smaps")
 		fi
-		grep -q '\.window$' "/proc/$pid/maps" && maps=$((maps + 1))
+		[ -n "$lw" ] && maps=$((maps + 1))
 		stop
 		[ "${w:-0}" -gt 0 ] && wins=$((wins + 1))
 		[ -n "$wleast" ] && [ "$wleast" -le "${w:-0}" ] || wleast=${w:-0}
@@ -257,6 +263,9 @@ windows "$d/bl"
 say libc-window-lib "$(cat "$T/win")"
 "$d/tiexec" -v "$d/big" loop 1 2>&1 >/dev/null | grep "libc.so.6'" >"$T/winwhy" || true
 say libc-window-why "$(sed -n "1s/^tiexec: '[^']*': library '[^']*': //p" "$T/winwhy")"
+# The interpreter's window (interp/load.c): what -v said of it.
+"$d/tiexec" -v "$d/big" loop 1 2>&1 >/dev/null | grep "': interpreter '" >"$T/iwin" || true
+say interp-window "$(sed -n "1s/^tiexec: '[^']*': interpreter '[^']*': //p" "$T/iwin")"
 "$d/tiexec" -v "$d/bl" loop 10 >/dev/null 2>"$T/clib"
 say cache-lib "$(lib_placed "$T/clib")"
 say cache-lib-why "$(grep "library '[^']*libbl" "$T/clib" | grep -v "$SUMMARY" | sed "s/^tiexec: '[^']*': library '[^']*': //" | head -1)"

@@ -160,19 +160,19 @@ const char *cache_entry_source(const struct smaps *s, size_t i, const char *cach
 	return NULL;
 }
 
-uint64_t windows_huge_kb(const struct smaps *s, const char *cache_dir, const char **lib)
+uint64_t windows_huge_kb(const struct smaps *s, const char *cache_dir, const char **lib, unsigned max, unsigned *n)
 {
 	uint64_t kb = 0;
 	int window;
 
-	*lib = NULL;
+	*n = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const char *src = cache_entry_source(s, i, cache_dir, &window);
 		if (!window)
 			continue;
 		kb += smaps_huge_kb(&s->map[i]);
-		if (!*lib)
-			*lib = src;
+		if (*n < max)
+			lib[(*n)++] = src;
 	}
 	return kb;
 }

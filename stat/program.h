@@ -7,6 +7,9 @@
 #include "procfs.h"
 #include "smaps.h"
 
+/* Windows a verdict names at most (libc's and the interpreter's: 2). */
+#define WINDOWS_SAID 4
+
 /* The program a process runs, as the kernel says it: /proc/PID/exe, unless
  * that is one of the loaders ld (an ordinary user's process without the
  * opt-in); then the file mapped where its aux vector's entry point lies
@@ -30,10 +33,10 @@ int path_in_cache(const char *path, const char *cache_dir);
  * set when the entry is a library's window (TEXTCACHE_WINDOW). */
 const char *cache_entry_source(const struct smaps *s, size_t i, const char *cache_dir, int *window);
 
-/* kB on 2 MiB pages of the libraries' windows the process maps from the
- * text cache at cache_dir; into *lib (NULL when none) the path of the
- * first's library. */
-uint64_t windows_huge_kb(const struct smaps *s, const char *cache_dir, const char **lib);
+/* kB on 2 MiB pages of the windows the process maps from the text cache
+ * at cache_dir (libc's, its interpreter's); into lib[0..*n) the path of
+ * each one's library (NULL where it cannot be told), up to max. */
+uint64_t windows_huge_kb(const struct smaps *s, const char *cache_dir, const char **lib, unsigned max, unsigned *n);
 
 /* kB of prog's own text on 2 MiB pages in the process whose smaps is s:
  * its file mappings, tiexec's copies of it ([anon:tiexec:PROG]) and its

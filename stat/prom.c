@@ -178,8 +178,9 @@ static void add_process(long pid, const struct prom_sources *src, struct totals 
 		smaps_free(&s);
 		return;
 	}
-	const char *lib;
-	p.window_kb = windows_huge_kb(&s, cache_dir, &lib);
+	const char *lib[WINDOWS_SAID];
+	unsigned nlib;
+	p.window_kb = windows_huge_kb(&s, cache_dir, lib, WINDOWS_SAID, &nlib);
 	p.window_procs = p.window_kb > 0;
 	struct blocks bl;
 	blocks_measure(pid, &s, &bl);

@@ -408,8 +408,8 @@ static int report_check(long pid, const struct smaps *s)
 		       pid, prog);
 	else {
 		struct running_huge h = { program_huge_kb(s, prog, fd, cache_dir, bl.kb),
-					  libs_huge_kb(s, prog, fd, cache_dir, bl.kb), bl.part_kb, 0, NULL };
-		h.window_kb = windows_huge_kb(s, cache_dir, &h.window_lib);
+					  libs_huge_kb(s, prog, fd, cache_dir, bl.kb), bl.part_kb, 0, { NULL }, 0 };
+		h.window_kb = windows_huge_kb(s, cache_dir, h.window_lib, WINDOWS_SAID, &h.nwindow);
 		r = check_running(pid, prog, fd, &h, cache_dir);
 	}
 	blocks_free(&bl);

@@ -281,8 +281,11 @@ int check_running(long pid, const char *prog, int fd, const struct running_huge 
 	if (h->libs_kb)
 		printf(", and %.1f MiB of its libraries'", (double)h->libs_kb / 1024);
 	if (h->window_kb) {
-		printf(" (%.1f MiB of that: %s's read-only image in its 2 MiB window)", (double)h->window_kb / 1024,
-		       h->window_lib ? tx_basename(h->window_lib) : "a library");
+		printf(" (%.1f MiB of that: ", (double)h->window_kb / 1024);
+		for (unsigned i = 0; i < h->nwindow; i++)
+			printf("%s%s's", i == 0 ? "" : i + 1 < h->nwindow ? ", " : " and ",
+			       h->window_lib[i] ? tx_basename(h->window_lib[i]) : "a library");
+		printf(h->nwindow > 1 ? " read-only images in their 2 MiB windows)" : " read-only image in its 2 MiB window)");
 	}
 	if (h->part_kb)
 		printf("; %.1f MiB of that in 2 MiB blocks it has mapped only in part so far (a forked child maps its text as it runs)",

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "program.h"
+
 int advise_print(const char *prog, const char *cache_dir);
 /* A stamped program about to run: registered rule, stamp, policy, and what
  * its strategy gives on this machine, for its own text and its libraries'
@@ -15,8 +17,9 @@ int check_prog(const char *prog, const char *cache_dir);
  * of both, what lies in blocks it has mapped only in part so far. */
 struct running_huge {
 	uint64_t own_kb, libs_kb, part_kb;
-	uint64_t window_kb;     /* of libs_kb: libraries' windows (libc's) */
-	const char *window_lib; /* the first window's library, or NULL */
+	uint64_t window_kb;     /* of libs_kb: the windows (libc's, the interpreter's) */
+	const char *window_lib[WINDOWS_SAID]; /* each one's library (NULL: not told) */
+	unsigned nwindow;
 };
 
 /* Process pid running prog, whose file program_of opened as fd (not

@@ -67,6 +67,9 @@ for r in rows:
     assert r["libc-window-lib"] == "2048 kB in 5 of 5 starts", r
     assert r["libc-window-maps"] == "5 of 5 starts", r
     assert "libc.so.6: its read-only image" in r["cache-warm"] and "window entry" in r["cache-warm"], r
+    # ld.so's window: tiexec maps it, placed for its window entry, which
+    # the same warm made (interp/load.c).
+    assert r["interp-window"].startswith("its read-only image in a 2 MiB window of its own, mapped"), r
     distinct, starts, aligned = (int(x) for x in r["lib-plan"].replace(" distinct of ", " ").replace(", ", " ").split()[:3])
     assert starts == 20 and aligned == 20 and distinct >= 10, r
     assert r["binfmt"].startswith("62.0 of 64.0"), r

@@ -20,22 +20,6 @@
 #include "trust.h"
 #include "warm.h"
 
-/* The program's PT_INTERP (e, open at fd) into path (n bytes): whether it
- * has one. */
-static int interp_of(int fd, const struct elf *e, char *path, size_t n)
-{
-	for (unsigned i = 0; i < e->eh.e_phnum && i < 64; i++) {
-		const Elf64_Phdr *p = &e->ph[i];
-		if (p->p_type != PT_INTERP)
-			continue;
-		if (p->p_filesz < 2 || p->p_filesz > n || pread(fd, path, p->p_filesz, (off_t)p->p_offset) != (ssize_t)p->p_filesz)
-			return 0;
-		path[p->p_filesz - 1] = '\0';
-		return path[0] == '/';
-	}
-	return 0;
-}
-
 /* ld.so at path: its identity into *st and its glibc's minor version
  * into *minor (glibc_minor: 0 where it says none).  Whether it could be
  * read. */
@@ -107,7 +91,7 @@ static void plan_record(struct warm *w, const struct target *t)
 
 	if (fd < 0)
 		return; /* said by do_target */
-	if (read_elf(fd, &e, &why) == 0 && interp_of(fd, &e, interp, sizeof(interp)) &&
+	if (read_elf(fd, &e, &why) == 0 && interp_path(fd, &e, interp, sizeof(interp)) &&
 	    ldso(interp, &ist, &minor) && walk_program(&wk, fd, t->path, &e, interp) && wk.n &&
 	    (n = planrec_encode(&wk, &ist, minor, wk.origin, rec, sizeof(rec))) && cache_ready(w)) {
 		enum te_result r = textentry_plan(w->cache.dir, t->path, fd, rec, n, &step);

@@ -95,6 +95,38 @@ static int add_planned(void *ctx, const char *path)
 	return 1;
 }
 
+/* The interpreter at path (PT_INTERP) of a program: a target marked
+ * window, where its read-only image fits one (textcache_window_at): the
+ * loader maps the interpreter itself, and places it so that its window
+ * entry serves (interp/load.c). */
+static void add_interp_window(struct warm *w, const char *path)
+{
+	static struct elf e;
+	struct target *t;
+	char *r = realpath(path, NULL); /* /lib64: a symbolic link on Debian */
+
+	if (r && !w->windows_off && !w->cache.off && headers(r, &e) && textcache_window_end(e.ph, e.eh.e_phnum) &&
+	    textcache_window_at(e.ph, e.eh.e_phnum) && (t = add_file(w, r, 0)))
+		t->window = 1;
+	free(r);
+}
+
+/* The interpreter path (PT_INTERP) of the program open at fd with
+ * headers e into path (n bytes): whether it has one. */
+int interp_path(int fd, const struct elf *e, char *path, size_t n)
+{
+	for (unsigned i = 0; i < e->eh.e_phnum && i < 64; i++) {
+		const Elf64_Phdr *p = &e->ph[i];
+		if (p->p_type != PT_INTERP)
+			continue;
+		if (p->p_filesz < 2 || p->p_filesz > n || pread(fd, path, p->p_filesz, (off_t)p->p_offset) != (ssize_t)p->p_filesz)
+			return 0;
+		path[p->p_filesz - 1] = '\0';
+		return path[0] == '/';
+	}
+	return 0;
+}
+
 /* The libraries of every dynamically linked program among the targets
  * whose placement the loader plans before ld.so (interp/libplan.c: p_align
  * above the page, and libc's window): targets too, marked planned or
@@ -106,14 +138,18 @@ void add_planned_libraries(struct warm *w)
 	static struct elf e;
 
 	for (size_t i = 0, n = w->ntargets; i < n; i++) {
-		int program = 0;
-		if (!headers(w->targets[i].path, &e))
-			continue;
-		for (unsigned k = 0; k < e.eh.e_phnum; k++)
-			program |= e.ph[k].p_type == PT_INTERP;
+		char interp[PATH_MAX];
+		const char *why;
+		struct stat st;
+		int fd = trust_open(w->targets[i].path, NULL, &st);
+		int program = fd >= 0 && read_elf(fd, &e, &why) == 0 && interp_path(fd, &e, interp, sizeof(interp));
+		if (fd >= 0)
+			close(fd);
 		char *prog = program ? strdup(w->targets[i].path) : NULL; /* add_file moves the targets */
-		if (prog)
+		if (prog) {
 			needed_libs(prog, add_planned, w);
+			add_interp_window(w, interp);
+		}
 		free(prog);
 	}
 }

@@ -109,6 +109,7 @@ void json_path(const char *path);
 /* warm-targets.c */
 struct target *add_file(struct warm *w, const char *path, int named);
 void add_planned_libraries(struct warm *w);
+int interp_path(int fd, const struct elf *e, char *path, size_t n);
 void add_path(struct warm *w, const char *path, int named, int (*want)(const char *));
 void scan_maps(struct warm *w);
 
