@@ -6,7 +6,8 @@
  * validated, mapped; interp.fd closed again), the settings in effect with
  * the program's note merged in, remap and hr (what huge.c placed), hp (where
  * the stage after ld.so will get control, HOOK_NONE for none) and entry;
- * the process's comm and, for PT_GNU_STACK with PF_X, an executable stack.
+ * the process's comm and, for PT_GNU_STACK with PF_X, an executable stack;
+ * interp_win, the interpreter's window, where its entry serves.
  * Says what it did (-v, and the loaded probe).  May exit with 126 or 127
  * (a bad or missing file, no address space), or hand the program to a plain
  * exec: a script, a program below --min-text, no descriptor to spare. */
