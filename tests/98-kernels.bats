@@ -146,6 +146,9 @@ for r in rows:
     assert r["libc-window"] == "2048 kB in 5 of 5 starts", r
     assert r["libc-window-lib"] == "2048 kB in 5 of 5 starts", r
     assert r["libc-window-why"].startswith("planned before ld.so: its read-only image in a 2 MiB window of its own, mapped"), r
+    # ld.so's window (interp/load.c): ld.so's R E segment, 64 KiB-aligned,
+    # placed by tiexec for its entry.
+    assert r["interp-window"].startswith("its read-only image in a 2 MiB window of its own, mapped"), r
     # The malformed-file corpus (tests/fixtures/mkbad.c, for arm64): never
     # a crash or a hang; where a direct exec of an odd file differs, only
     # where this kernel's version does, on x86-64 too (docs/reference.md,
