@@ -23,8 +23,9 @@ lib_placed() {
 	sed -n "s/^tiexec: '[^']*': library '[^']*': \([0-9.]* of [0-9.]*$SUMMARY[^)]*)\).*/\1/p" "$1" | head -1
 }
 # The first line of -v that is neither the summary nor about the text cache
-# (section 7 has it): why something fell back.
-why() { grep -v -e "$SUMMARY" -e "^tiexec: '[^']*': cache: " "$1" | sed "s/^tiexec: '[^']*': //" | head -1; }
+# (section 7 has it; the interpreter's window is said before the summary):
+# why something fell back.
+why() { grep -v -e "$SUMMARY" -e "^tiexec: '[^']*': cache: " -e "^tiexec: '[^']*': interpreter '" "$1" | sed "s/^tiexec: '[^']*': //" | head -1; }
 drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 ms() { sed -n 's/.*, \([0-9.]*\) ms$/\1/p' "$1" | head -1; }
 
